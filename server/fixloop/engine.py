@@ -1,0 +1,156 @@
+"""One fix run end to end: shadow copy, baseline, warm start, ReAct loop, verification gate, proposal.
+
+Every face (language server, CLI, benchmark, demo) runs fixes through `FixRun`; the engine knows
+nothing of LSP. Cancellation is asyncio's: cancel the task awaiting `execute()`; the pytest process
+group is killed, the model call dropped, the shadow removed, and CancelledError propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fixloop.agent.loop import LoopLimits, ReActLoop
+from fixloop.agent.prompts import task_prompt
+from fixloop.agent.warm_start import build_warm_start
+from fixloop.config import Settings
+from fixloop.errors import FixloopError
+from fixloop.events import Done, Event, Notice
+from fixloop.model.client import ChatModel
+from fixloop.pytest_runner import PytestRunner
+from fixloop.result import FixResult
+from fixloop.shadow import ShadowWorkspace, clean_stale_shadows
+from fixloop.tools import build_toolbox
+from fixloop.tools.workspace import Workspace
+from fixloop.transcript import Transcript
+from fixloop.verify import VerificationGate, proposal_changes, record_baseline
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FixRequest:
+    """What to fix: test ids relative to `root`, and unsaved editor buffers (relpath -> text)."""
+
+    root: Path
+    test_ids: tuple[str, ...]
+    overlays: Mapping[str, str] = field(default_factory=dict)
+
+
+async def model_endpoint(settings: Settings) -> tuple[str, str]:
+    """(base_url, model name) for the settings; starts the managed local model for `local[:name]`."""
+    settings.require_model()
+    if settings.model == "local" or settings.model.startswith("local:"):
+        from fixloop.model.local import ensure_local_server
+
+        return await ensure_local_server(settings)
+    return settings.effective_base_url(), settings.model
+
+
+class FixRun:
+    """A single fix attempt; `execute()` returns the FixResult or raises a FixloopError."""
+
+    def __init__(self, request: FixRequest, settings: Settings,
+                 on_event: Callable[[Event], None] | None = None) -> None:
+        self.request = request
+        self.settings = settings
+        self.on_event = on_event
+        self.run_id = uuid.uuid4().hex[:12]
+        self.transcript: Transcript | None = None
+        self.steps = 0
+        self.attempts = 0
+        self._started = time.monotonic()
+
+    @property
+    def transcript_path(self) -> Path | None:
+        return self.transcript.path if self.transcript else None
+
+    def emit(self, event: Event) -> None:
+        if self.transcript is not None:
+            self.transcript.event(event)
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:  # a face's rendering bug must not end the run
+                log.exception("event consumer failed")
+
+    def _result(self, status: str, summary: str, **fields) -> FixResult:
+        return FixResult(run_id=self.run_id, status=status, test_ids=list(self.request.test_ids),
+                         summary=summary, seconds=time.monotonic() - self._started,
+                         transcript=str(self.transcript_path) if self.transcript_path else None,
+                         steps=self.steps, attempts=self.attempts, **fields)
+
+    def cancelled_result(self) -> FixResult:
+        return self._result("cancelled", "cancelled")
+
+    async def execute(self) -> FixResult:
+        request, settings = self.request, self.settings
+        settings.require_model()
+        self.transcript = Transcript.open(self.run_id, {
+            "root": str(request.root), "test_ids": list(request.test_ids), "model": settings.model,
+            "base_url": settings.base_url, "protocol": settings.protocol,
+            "max_steps": settings.max_steps, "attempts": settings.attempts,
+        })
+        shadow: ShadowWorkspace | None = None
+        model: ChatModel | None = None
+        try:
+            await asyncio.to_thread(clean_stale_shadows)
+            self.emit(Notice("copying the project into a shadow workspace", 0, "shadow"))
+            shadow = await asyncio.to_thread(ShadowWorkspace.create, request.root, dict(request.overlays),
+                                             run_id=self.run_id)
+            runner = PytestRunner(shadow.root, settings.test_command, settings.test_timeout)
+            self.emit(Notice("running the target tests to record the baseline", 0, "baseline"))
+            baseline = await record_baseline(runner, request.test_ids)
+            failing = [t for t in request.test_ids if t not in baseline.passing]
+            self.emit(Notice(f"baseline: {len(failing)} target test(s) failing, "
+                             f"{len(baseline.passing)} test(s) passing", 0, "baseline"))
+            warm = build_warm_start(shadow.root, baseline.run, list(request.test_ids))
+            base_url, model_name = await model_endpoint(settings)
+            model = ChatModel(base_url=base_url, model=model_name, api_key=settings.api_key(),
+                              timeout=settings.model_timeout, temperature=settings.temperature)
+            toolbox = build_toolbox(Workspace(shadow.root), runner, default_test_ids=request.test_ids,
+                                    output_cap=settings.output_cap)
+            gate = VerificationGate(shadow, runner, baseline, allow_test_edits=settings.allow_test_edits)
+
+            async def verify(summary: str):
+                return await gate.check()
+
+            loop = ReActLoop(model, toolbox, task=task_prompt(request.test_ids, warm), verify=verify,
+                             emit=self.emit, protocol=settings.protocol,
+                             limits=LoopLimits(max_steps=settings.max_steps, attempts=settings.attempts,
+                                               max_tokens=settings.max_tokens,
+                                               max_seconds=settings.max_seconds))
+            try:
+                outcome = await loop.run()
+            finally:
+                self.steps, self.attempts = loop.step, loop.attempts
+            changes = proposal_changes(shadow.changes()) if outcome.status == "fixed" else []
+            result = self._result(
+                outcome.status, outcome.summary, changes=changes,
+                diff=shadow.unified_diff(changes) if changes else "",
+                prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
+                reasons=outcome.reasons)
+            self.emit(Done(result.status, result.summary, self.steps, {"files": result.files}))
+            self.transcript.write("result", **result.to_json())
+            return result
+        except asyncio.CancelledError:
+            self.emit(Done("cancelled", "cancelled", self.steps))
+            raise
+        except FixloopError as error:
+            self.emit(Done("error", error.message, self.steps))
+            raise
+        except Exception as error:
+            log.exception("fix run failed")
+            self.emit(Done("error", f"internal error: {type(error).__name__}: {error}", self.steps))
+            raise
+        finally:
+            if model is not None:
+                await asyncio.shield(model.close())
+            if shadow is not None:
+                await asyncio.shield(asyncio.to_thread(shadow.close))
+            self.transcript.close()

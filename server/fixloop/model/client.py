@@ -1,0 +1,209 @@
+"""The chat model client: openai.AsyncOpenAI streaming, retries with backoff, usage, one-line errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from fixloop.errors import ModelError
+
+log = logging.getLogger(__name__)
+
+RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+
+class ToolsUnsupported(ModelError):
+    """The endpoint rejected the `tools` parameter (HTTP 400); the loop falls back to the text protocol."""
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """A native tool call as the model sent it (arguments are the raw JSON text)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One assistant turn."""
+
+    content: str
+    tool_calls: tuple[ToolCallRequest, ...]
+    finish_reason: str | None
+    refusal: str | None
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ChatModel:
+    """An OpenAI-compatible chat endpoint; `complete` streams one turn and returns it whole."""
+
+    def __init__(self, *, base_url: str, model: str, api_key: str | None, timeout: float = 600.0,
+                 max_retries: int = 4, temperature: float = 0.0, stream: bool = True,
+                 backoff: float = 1.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.max_retries = max_retries
+        self.temperature = temperature
+        self.stream = stream
+        self.timeout = timeout
+        self.backoff = backoff
+        self._client = openai.AsyncOpenAI(
+            base_url=self.base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0,
+        )
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def complete(self, messages: Sequence[dict[str, Any]], *, tools: list[dict] | None = None,
+                       stop: Sequence[str] | None = None,
+                       on_delta: Callable[[str], None] | None = None) -> ModelReply:
+        """One model turn, retried on 429/5xx/connection errors (Retry-After honoured)."""
+        attempt = 0
+        while True:
+            try:
+                return await self._complete_once(messages, tools, stop, on_delta)
+            except (openai.APIConnectionError, openai.APIStatusError) as error:
+                retryable = isinstance(error, openai.APIConnectionError) or (
+                    getattr(error, "status_code", 0) in RETRYABLE_STATUS)
+                if not retryable or attempt >= self.max_retries:
+                    raise self._explain(error, tools is not None, attempt) from None
+                delay = self._retry_delay(error, attempt)
+                log.info("model call failed (%s); retrying in %.1fs", _short(error), delay)
+                attempt += 1
+                await asyncio.sleep(delay)
+
+    async def _complete_once(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
+                             stop: Sequence[str] | None,
+                             on_delta: Callable[[str], None] | None) -> ModelReply:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages),
+                                  "temperature": self.temperature}
+        if tools:
+            kwargs["tools"] = tools
+        if stop:
+            kwargs["stop"] = list(stop)
+        if not self.stream:
+            response = await self._client.chat.completions.create(**kwargs)
+            return _reply_from_completion(response)
+        stream = await self._client.chat.completions.create(
+            **kwargs, stream=True, stream_options={"include_usage": True})
+        content: list[str] = []
+        refusal: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        finish_reason = None
+        prompt_tokens = completion_tokens = 0
+        async for chunk in stream:
+            if chunk.usage is not None:
+                prompt_tokens = chunk.usage.prompt_tokens or 0
+                completion_tokens = chunk.usage.completion_tokens or 0
+            for choice in chunk.choices or []:
+                delta = choice.delta
+                if delta is not None:
+                    if delta.content:
+                        content.append(delta.content)
+                        if on_delta is not None:
+                            on_delta(delta.content)
+                    if getattr(delta, "refusal", None):
+                        refusal.append(delta.refusal)
+                    for call in delta.tool_calls or []:
+                        slot = calls.setdefault(call.index or 0, {"id": "", "name": "", "arguments": ""})
+                        if call.id:
+                            slot["id"] = call.id
+                        if call.function is not None:
+                            if call.function.name:
+                                slot["name"] += call.function.name
+                            if call.function.arguments:
+                                slot["arguments"] += call.function.arguments
+                if choice.finish_reason:
+                    finish_reason = choice.finish_reason
+        text = "".join(content)
+        if not prompt_tokens:  # endpoints that do not report usage in streams: estimate
+            prompt_tokens = sum(len(json.dumps(m)) for m in messages) // 4
+            completion_tokens = (len(text) + sum(len(c["arguments"]) for c in calls.values())) // 4
+        tool_calls = tuple(
+            ToolCallRequest(id=c["id"] or f"call_{index}", name=c["name"], arguments=c["arguments"])
+            for index, c in sorted(calls.items()) if c["name"]
+        )
+        return ModelReply(text, tool_calls, finish_reason, "".join(refusal) or None,
+                          prompt_tokens, completion_tokens)
+
+    def _retry_delay(self, error: Exception, attempt: int) -> float:
+        response = getattr(error, "response", None)
+        if response is not None:
+            header = response.headers.get("retry-after")
+            if header:
+                try:
+                    return min(max(float(header), 0.0), 60.0)
+                except ValueError:
+                    pass
+        return min(self.backoff * (2 ** attempt), 30.0)
+
+    def _explain(self, error: Exception, sent_tools: bool, retries: int) -> ModelError:
+        where = self.base_url
+        if isinstance(error, openai.APITimeoutError):
+            return ModelError(f"the model at {where} did not answer within {self.timeout:g} s "
+                              "(raise modelTimeout, or check the server)")
+        if isinstance(error, openai.APIConnectionError):
+            cause = error.__cause__ or error.__context__
+            reason = _short(cause) if cause else "connection failed"
+            if "refused" in reason.lower():
+                reason = "connection refused"
+            return ModelError(f"cannot reach {where}: {reason} — is your model server running?")
+        status = getattr(error, "status_code", 0)
+        message = _error_message(error)
+        if status == 401:
+            return ModelError(f"401 from {where}: set FIXLOOP_API_KEY (or the variable named by apiKeyEnv) "
+                              "to a valid key")
+        if status == 403:
+            return ModelError(f"403 from {where}: the key may not use model '{self.model}' ({message})")
+        if status == 404:
+            return ModelError(f"model '{self.model}' not found at {where} ({message}); "
+                              "check the `model` and `baseUrl` settings")
+        if status == 400 and sent_tools and "tool" in message.lower():
+            return ToolsUnsupported(f"{where} does not accept tools: {message}")
+        after = f" after {retries} retries" if retries else ""
+        return ModelError(f"model error {status} from {where}{after}: {message}")
+
+
+def _error_message(error: Exception) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:300]
+        if isinstance(inner, str):
+            return inner[:300]
+    return _short(error)
+
+
+def _short(error: BaseException | None) -> str:
+    text = str(error).strip().splitlines()[0] if error is not None and str(error).strip() else ""
+    return (text or type(error).__name__)[:300]
+
+
+def _reply_from_completion(response: Any) -> ModelReply:
+    choice = response.choices[0] if response.choices else None
+    message = choice.message if choice is not None else None
+    calls = tuple(
+        ToolCallRequest(id=call.id or f"call_{index}", name=call.function.name,
+                        arguments=call.function.arguments or "")
+        for index, call in enumerate((message.tool_calls if message else None) or [])
+        if getattr(call, "function", None) is not None
+    )
+    usage = response.usage
+    return ModelReply(
+        content=(message.content if message else None) or "",
+        tool_calls=calls,
+        finish_reason=choice.finish_reason if choice is not None else None,
+        refusal=getattr(message, "refusal", None) if message else None,
+        prompt_tokens=(usage.prompt_tokens if usage else 0) or 0,
+        completion_tokens=(usage.completion_tokens if usage else 0) or 0,
+    )

@@ -1,0 +1,79 @@
+"""The CLI's live view: the engine's events as short lines on stderr, thoughts streamed as they arrive."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from rich.markup import escape
+
+from fixloop.events import Action, Done, Event, Notice, Observation, Thought, ThoughtDelta, Usage, Verdict
+from fixloop.result import FixResult
+
+
+def one_line(text: str, width: int = 160) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def describe_action(event: Action) -> str:
+    args = ", ".join(f"{k}={one_line(json.dumps(v) if not isinstance(v, str) else v, 60)}"
+                     for k, v in event.arguments.items())
+    return f"{event.tool}({args})"
+
+
+class LiveView:
+    """Renders events to stderr with rich; deltas stream inline, everything else is one line each."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+        self._streaming_step: int | None = None
+        self._streamed: set[int] = set()
+
+    def _end_stream(self) -> None:
+        if self._streaming_step is not None:
+            self.console.print()
+            self._streaming_step = None
+
+    def show(self, event: Event) -> None:
+        c = self.console
+        if isinstance(event, ThoughtDelta):
+            if self._streaming_step != event.step:
+                self._end_stream()
+                c.print(f"[bold cyan]step {event.step}[/] ", end="")
+                self._streaming_step = event.step
+                self._streamed.add(event.step)
+            c.print(f"[dim]{escape(event.text)}[/]", end="")
+            return
+        self._end_stream()
+        if isinstance(event, Thought):
+            if event.step not in self._streamed:
+                c.print(f"[bold cyan]step {event.step}[/] [dim]{escape(one_line(event.text, 400))}[/]")
+        elif isinstance(event, Action):
+            c.print(f"  [yellow]→ {escape(describe_action(event))}[/]")
+        elif isinstance(event, Observation):
+            style = "red" if event.is_error else "green"
+            c.print(f"  [{style}]← {escape(one_line(event.text, 200))}[/]")
+        elif isinstance(event, Verdict):
+            if event.accepted:
+                c.print(f"[bold green]✓ verified (attempt {event.attempt})[/]")
+            else:
+                c.print(f"[bold red]✗ rejected (attempt {event.attempt}):[/] "
+                        f"{escape('; '.join(event.reasons))}")
+        elif isinstance(event, Notice):
+            c.print(f"[magenta]· {escape(event.text)}[/]")
+        elif isinstance(event, Usage):
+            pass
+        elif isinstance(event, Done):
+            pass
+
+    def finish(self, result: FixResult) -> None:
+        self._end_stream()
+        colour = "green" if result.status == "fixed" else "red"
+        files = f", {len(result.files)} file(s) changed" if result.files else ""
+        self.console.print(
+            f"[bold {colour}]{result.status}[/] in {result.steps} step(s){files}, "
+            f"{result.prompt_tokens + result.completion_tokens} tokens, {result.seconds:.1f} s — "
+            f"{escape(one_line(result.summary, 200))}")
+        if result.transcript:
+            self.console.print(f"[dim]transcript: {escape(result.transcript)}[/]")
