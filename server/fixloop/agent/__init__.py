@@ -1,0 +1,1 @@
+"""The ReAct loop: prompts, tool-call protocols, context budget."""

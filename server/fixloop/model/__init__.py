@@ -1,0 +1,1 @@
+"""Chat model access: the OpenAI-compatible client and the managed local model."""
