@@ -1,0 +1,279 @@
+"""The managed local model: llama.cpp's OpenAI-compatible server as a child that dies with its parent."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import platformdirs
+
+from fixloop.errors import ConfigError, ModelError
+from fixloop.model.catalog import ModelInfo, get_model
+from fixloop.model.pull import model_path, status
+
+if TYPE_CHECKING:
+    from fixloop.config import Settings
+
+LLAMA_PYTHON_ENV = "FIXLOOP_LLAMA_PYTHON"
+_PR_SET_PDEATHSIG = 1
+_START_ATTEMPTS = 3
+# Modules `python -m llama_cpp.server` needs: llama-cpp-python plus its [server] extra.
+_SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
+                   "pydantic_settings")
+
+
+def llama_python() -> str:
+    """The interpreter that runs llama.cpp's server: $FIXLOOP_LLAMA_PYTHON, else this one."""
+    return os.environ.get(LLAMA_PYTHON_ENV) or sys.executable
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent(parent: int) -> None:
+    """preexec_fn: SIGKILL this child when the parent dies, even by SIGKILL (Linux only)."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+
+
+_RUNNING: weakref.WeakSet[LocalModelServer] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all_at_exit() -> None:
+    for server in list(_RUNNING):
+        server.kill()
+
+
+class LocalModelServer:
+    """One llama.cpp server child per process, started on a free port and reused across runs.
+
+    Start it from the thread that lives as long as the server (the event loop's): Linux delivers
+    the parent-death signal when the *thread* that forked the child exits.
+    """
+
+    def __init__(self, model_path: Path, *, alias: str, threads: int = 0, context: int = 16384,
+                 python: str | None = None, command: Sequence[str] | None = None,
+                 port: int = 0, log_path: Path | None = None) -> None:
+        self.model_path = Path(model_path)
+        self.model_name = alias
+        self.threads = threads or os.cpu_count() or 1
+        self.context = context
+        self.python = python or llama_python()
+        self.command = list(command) if command else [self.python, "-m", "llama_cpp.server"]
+        self.port = port
+        self.log_path = log_path
+        self.base_url: str | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._starting: asyncio.Task[str] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def launch_args(self, port: int) -> list[str]:
+        return [*self.command, "--model", str(self.model_path), "--model_alias", self.model_name,
+                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(self.context),
+                "--n_threads", str(self.threads)]
+
+    async def start(self, timeout: float = 120) -> str:  # noqa: ASYNC109 - a deadline for the child, not us
+        """Start the child (once) and wait until GET /v1/models answers; returns the base URL `…/v1`."""
+        if self.base_url and self.running():
+            return self.base_url
+        if self._starting is None or self._starting.done() or self._starting.get_loop() is not _loop():
+            self._starting = asyncio.ensure_future(self._start(timeout))
+        return await asyncio.shield(self._starting)
+
+    async def _start(self, timeout: float) -> str:  # noqa: ASYNC109
+        if self._process is not None:
+            await self.stop()
+        deadline = time.monotonic() + timeout
+        last_error = ""
+        for _attempt in range(_START_ATTEMPTS):
+            port = self.port or free_port()
+            log_path = self._log_path(port)
+            self._spawn(port, log_path)
+            url = f"http://127.0.0.1:{port}/v1"
+            outcome = await self._wait_ready(url, deadline)
+            if outcome == "ready":
+                self.base_url = url
+                return url
+            code = self._process.poll() if self._process else None
+            await self.stop()
+            tail = _log_tail(log_path)
+            if outcome == "timeout":
+                raise ModelError(f"the local model server did not answer within {timeout:.0f}s "
+                                 f"(log: {log_path}): {tail or 'no output'}")
+            if code in (-signal.SIGILL, 128 + signal.SIGILL):
+                raise ModelError("llama.cpp crashed with an illegal instruction (built for another CPU): "
+                                 "reinstall it with scripts/install-local.sh --rebuild")
+            last_error = f"exit {code}: {tail or 'no output'} (log: {log_path})"
+            in_use = "address already in use" in tail.lower() or "errno 98" in tail.lower()
+            if not in_use or self.port:
+                break  # only a lost race for a free port is worth another try
+        raise ModelError(f"the local model server failed to start ({last_error})")
+
+    def _log_path(self, port: int) -> Path:
+        if self.log_path:
+            path = self.log_path
+        else:
+            path = Path(platformdirs.user_log_dir("fixloop")) / f"local-model-{os.getpid()}-{port}.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _spawn(self, port: int, log_path: Path) -> None:
+        parent = os.getpid()
+        with log_path.open("ab") as log:
+            log.write(f"$ {' '.join(self.launch_args(port))}\n".encode())
+            log.flush()
+            self._process = subprocess.Popen(
+                self.launch_args(port), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, preexec_fn=lambda: _die_with_parent(parent),
+                close_fds=True)
+        _RUNNING.add(self)
+
+    async def _wait_ready(self, url: str, deadline: float) -> str:
+        async with httpx.AsyncClient(timeout=2.0, trust_env=False) as client:
+            while time.monotonic() < deadline:
+                if not self.running():
+                    return "exited"
+                with contextlib.suppress(httpx.HTTPError):
+                    response = await client.get(f"{url}/models")
+                    if response.status_code == 200:
+                        return "ready"
+                await asyncio.sleep(0.2)
+        return "timeout"
+
+    async def stop(self) -> None:
+        """Stop the child's process group: SIGTERM, then SIGKILL after 5 s."""
+        process, self._process, self.base_url = self._process, None, None
+        _RUNNING.discard(self)
+        if process is None:
+            return
+        _signal_group(process, signal.SIGTERM)
+        for _ in range(50):
+            if process.poll() is not None:
+                break
+            await asyncio.sleep(0.1)
+        _signal_group(process, signal.SIGKILL)
+        process.wait()
+
+    def kill(self) -> None:
+        """Synchronous, immediate stop (atexit, signal handlers)."""
+        process, self._process, self.base_url = self._process, None, None
+        _RUNNING.discard(self)
+        if process is not None:
+            _signal_group(process, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=5)
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
+def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(sig)
+
+
+def _log_tail(path: Path, lines: int = 5) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    kept = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("$ ")]
+    return " | ".join(kept[-lines:])[-600:]
+
+
+def _missing_modules(python: str) -> list[str] | None:
+    """The server modules `python` lacks (found without importing them); None if it cannot run."""
+    probe = ("import importlib.util, sys\n"
+             "print(' '.join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))")
+    try:
+        done = subprocess.run([python, "-c", probe, *_SERVER_MODULES], capture_output=True, text=True,
+                              timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.split()
+
+
+def resolve_local_model(spec: str, *, directory: Path | None = None,
+                        catalog: tuple[ModelInfo, ...] | None = None) -> tuple[ModelInfo, Path]:
+    """`local` → the default model, `local:<name>` → that one; checks llama.cpp and the file are there."""
+    head, _, name = spec.strip().partition(":")
+    if head != "local":
+        raise ConfigError(f"{spec!r} is not a local model: use `local` or `local:<name>`")
+    info = get_model(name or None, catalog=catalog)
+    python = llama_python()
+    missing = _missing_modules(python)
+    if missing is None:
+        raise ConfigError(f"cannot run {python} (from ${LLAMA_PYTHON_ENV}): point it at a Python with "
+                          "llama-cpp-python[server], or unset it")
+    if missing:
+        raise ConfigError("llama-cpp-python is missing: pip install 'fixloop[local]' "
+                          "(see scripts/install-local.sh)")
+    path = model_path(info, directory)
+    state = status(info, directory)
+    if state == "missing":
+        raise ConfigError(f"model '{info.name}' is not downloaded: run `fixloop model pull {info.name}`")
+    if state == "incomplete":
+        raise ConfigError(f"model '{info.name}' is incomplete or damaged: "
+                          f"run `fixloop model pull {info.name}`")
+    return info, path
+
+
+_shared: dict[tuple[str, int, int], LocalModelServer] = {}
+
+
+async def ensure_local_server(settings: Settings) -> tuple[str, str]:
+    """(base_url, model_name) of the process-wide local server for `settings.model` (`local…`)."""
+    info, path = resolve_local_model(settings.model)
+    key = (str(path), settings.local_threads or os.cpu_count() or 1, settings.local_context)
+    server = _shared.get(key)
+    if server is None:
+        await stop_local_server()  # one model in memory at a time
+        server = LocalModelServer(path, alias=info.name, threads=key[1], context=key[2])
+        _shared[key] = server
+    base_url = await server.start()
+    return base_url, server.model_name
+
+
+async def stop_local_server() -> None:
+    """Stop the process-wide local server, if one runs (the language server calls it on shutdown)."""
+    while _shared:
+        _key, server = _shared.popitem()
+        await server.stop()
