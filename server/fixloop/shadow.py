@@ -1,0 +1,498 @@
+"""ShadowWorkspace: the scratch copy where the agent edits and tests run; the user's files are never touched.
+
+For a git project the shadow is `git clone --shared --no-checkout` of the user's repository, checked out
+detached at HEAD, rather than `git worktree add`: a clone only *reads* the user's `.git` (objects are
+shared through `objects/info/alternates`, so nothing large is copied), whereas a worktree registers
+itself in the user's `.git/worktrees` and would leave an entry behind if fixloop were killed with
+SIGKILL. With a clone the user's repository (files, index, refs, stash, worktree list, config) stays
+byte-for-byte unchanged whatever happens to this process; a killed run leaves only a folder in the
+cache directory, which `clean_stale_shadows()` removes at the next start. A clone also does not run
+the user's hooks. The user's uncommitted state (changes to tracked files, deletions, untracked but not
+ignored files) and unsaved editor buffers (overlays) are then copied in and committed *in the shadow*
+as a baseline, so `changes()` is an exact `git status` against what the user had when the run began.
+Folders that are not git repositories are copied whole, within a size cap.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import difflib
+import json
+import os
+import shutil
+import stat
+import time
+import uuid
+import weakref
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import platformdirs
+from git import Git, GitCommandError
+
+from fixloop.errors import FixloopError, ShadowError
+from fixloop.result import FileChange
+
+SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".tox",
+    }
+)
+_JUNK_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+_OWNER_FILE = "owner.json"
+# GIT_OPTIONAL_LOCKS=0: `git status` in the user's repo must not refresh (rewrite) their index.
+_USER_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+_SHADOW_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}
+# Only the settings that decide how checked-out bytes look are carried over from the user's repo config.
+_CARRIED_CONFIG = ("core.autocrlf", "core.eol", "core.symlinks", "core.filemode", "core.ignorecase")
+_SHADOW_CONFIG = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "commit.gpgsign=false",
+    "-c", "user.name=fixloop",
+    "-c", "user.email=fixloop@localhost",
+    "-c", "advice.detachedHead=false",
+    "-c", "core.fsmonitor=false",
+)  # fmt: skip
+
+_open_shadows: weakref.WeakSet[ShadowWorkspace] = weakref.WeakSet()
+
+
+def shadows_dir() -> Path:
+    """Where shadows live: the user cache directory, never inside a project."""
+    return Path(platformdirs.user_cache_dir("fixloop")) / "shadows"
+
+
+def _git(cwd: Path, *args: str, shadow: bool = False) -> bytes:
+    command = ["git", *(_SHADOW_CONFIG if shadow else ()), *args]
+    try:
+        return Git(str(cwd)).execute(
+            command,
+            env=_SHADOW_GIT_ENV if shadow else _USER_GIT_ENV,
+            stdout_as_string=False,
+            strip_newline_in_stdout=False,
+        )  # type: ignore[return-value]
+    except GitCommandError as error:
+        detail = (error.stderr or "").strip().splitlines()
+        raise ShadowError(
+            f"could not set up the scratch copy: `git {' '.join(args[:2])}` failed"
+            + (f": {detail[-1].strip()}" if detail else "")
+        ) from error
+
+
+def _git_text(cwd: Path, *args: str, shadow: bool = False) -> str:
+    return _git(cwd, *args, shadow=shadow).decode("utf-8", "surrogateescape").strip()
+
+
+def _is_junk(rel: str) -> bool:
+    parts = rel.split("/")
+    return rel.endswith((".pyc", ".pyo")) or any(part in _JUNK_DIRS for part in parts[:-1])
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text exactly (CRLF kept); None when absent, a directory or not UTF-8."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _check_relpath(rel: str) -> str:
+    rel = rel.replace("\\", "/")
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or ".." in parts or (parts[0].endswith(":")) or ".git" in parts:
+        raise ShadowError(f"refusing path {rel!r}: not a relative path inside the project")
+    return "/".join(part for part in parts if part not in ("", "."))
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_tree(path: Path) -> None:
+    def retry(function, target, _exc_info) -> None:  # type: ignore[no-untyped-def]
+        with contextlib.suppress(OSError):
+            os.chmod(target, stat.S_IWRITE | stat.S_IREAD | stat.S_IEXEC)
+            os.chmod(os.path.dirname(target), stat.S_IWRITE | stat.S_IREAD | stat.S_IEXEC)
+            function(target)
+
+    if path.exists() or path.is_symlink():
+        shutil.rmtree(path, onerror=retry)
+
+
+def _copy_entry(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        _remove_tree(target)
+    if source.is_symlink():
+        os.symlink(os.readlink(source), target)
+    else:
+        shutil.copy2(source, target)
+
+
+class ShadowWorkspace:
+    """A scratch tree mirroring the user's project; edits and test runs happen here, then it is removed."""
+
+    root: Path
+    original: Path
+    is_git: bool
+
+    def __init__(self, container: Path, root: Path, original: Path, is_git: bool, run_id: str) -> None:
+        self._container = container
+        self.root = root
+        self.original = original
+        self.is_git = is_git
+        self.run_id = run_id
+        self._closed = False
+        self._git_top: Path | None = None  # the shadow clone's top level (git projects)
+        self._prefix = ""  # the project root's path inside its repository, '' or 'sub/dir/'
+        self._snapshot: dict[str, tuple[int, int]] = {}  # non-git: rel -> (size, mtime_ns) after copying
+        self._overlays: dict[str, str] = {}
+
+    # -- creation ---------------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        project_root: Path,
+        overlays: Mapping[str, str] | None = None,
+        *,
+        run_id: str | None = None,
+        max_copy_bytes: int = 200 * 2**20,
+    ) -> ShadowWorkspace:
+        """Make the shadow (synchronous: async callers use `asyncio.to_thread`)."""
+        original = Path(project_root).resolve()
+        if not original.is_dir():
+            raise ShadowError(f"project root {original} is not a folder")
+        run_id = run_id or uuid.uuid4().hex[:12]
+        container = shadows_dir() / f"{_check_relpath(run_id).replace('/', '_')}-{os.getpid()}"
+        container.mkdir(parents=True, exist_ok=False)
+        (container / _OWNER_FILE).write_text(
+            json.dumps({"pid": os.getpid(), "project": str(original), "created": time.time()})
+        )
+        toplevel = cls._git_toplevel(original)
+        shadow = cls(container, container / "tree", original, toplevel is not None, run_id)
+        try:
+            checked = {_check_relpath(rel): text for rel, text in (overlays or {}).items()}
+            if toplevel is not None:
+                shadow._create_from_git(toplevel, checked, max_copy_bytes)
+            else:
+                shadow._create_by_copy(checked, max_copy_bytes)
+        except BaseException:
+            shadow.close()
+            raise
+        _open_shadows.add(shadow)
+        return shadow
+
+    @staticmethod
+    def _git_toplevel(path: Path) -> Path | None:
+        if shutil.which("git") is None:
+            return None
+        try:
+            inside = _git(path, "rev-parse", "--is-inside-work-tree").strip()
+        except ShadowError:
+            return None
+        if inside != b"true":
+            return None
+        return Path(_git_text(path, "rev-parse", "--show-toplevel")).resolve()
+
+    def _create_from_git(self, toplevel: Path, overlays: dict[str, str], max_copy_bytes: int) -> None:
+        prefix = self.original.relative_to(toplevel).as_posix()
+        self._prefix = "" if prefix == "." else prefix + "/"
+        top = self._container / "tree"
+        self._git_top = top
+        self.root = top / self._prefix if self._prefix else top
+        head = (
+            _git_text(toplevel, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+            if self._has_head(toplevel)
+            else ""
+        )
+        _git(self._container, "clone", "--quiet", "--shared", "--no-checkout", str(toplevel), str(top))
+        for key in _CARRIED_CONFIG:
+            with contextlib.suppress(ShadowError):
+                value = _git_text(toplevel, "config", "--get", key)
+                if value:
+                    _git(top, "config", key, value)
+        if head:
+            _git(top, "checkout", "--quiet", "--detach", head, shadow=True)
+
+        # The user's uncommitted state, exactly as it is in their working tree.
+        status = _git(
+            self.original, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+            "--ignore-submodules=all", "--", ".",
+        )  # fmt: skip
+        touched: list[str] = []
+        copied = 0
+        for entry in status.split(b"\0"):
+            if len(entry) < 4:
+                continue
+            rel = os.fsdecode(entry[3:])
+            if rel.endswith("/"):
+                continue  # a nested repository: not part of this one
+            source = toplevel / rel
+            target = top / rel
+            if source.is_symlink() or source.is_file():
+                if not source.is_symlink():
+                    copied += source.stat().st_size
+                    if copied > max_copy_bytes:
+                        raise ShadowError(
+                            f"the uncommitted and untracked files in {toplevel} exceed "
+                            f"{max_copy_bytes // 2**20} MiB; commit or .gitignore the large ones"
+                        )
+                _copy_entry(source, target)
+            elif target.is_symlink() or target.is_file():
+                target.unlink()
+            touched.append(rel)
+        for rel, text in overlays.items():
+            target = self.root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(text.encode("utf-8", "surrogateescape"))
+            touched.append(self._prefix + rel)
+
+        # Baseline commit inside the shadow: changes() is then an exact status against the user's state.
+        if touched:
+            pathspec = self._container / "pathspec"
+            pathspec.write_bytes(b"\0".join(os.fsencode(rel) for rel in dict.fromkeys(touched)))
+            _git(top, "add", "--all", "--force", f"--pathspec-from-file={pathspec}", "--pathspec-file-nul",
+                 shadow=True)  # fmt: skip
+            pathspec.unlink()
+        _git(top, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "fixloop baseline", shadow=True)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def _has_head(toplevel: Path) -> bool:
+        try:
+            _git(toplevel, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        except ShadowError:
+            return False
+        return True
+
+    def _walk(self, base: Path) -> Iterator[tuple[str, Path]]:
+        for directory, dirnames, filenames in os.walk(base):
+            current = Path(directory)
+            dirnames[:] = sorted(
+                name
+                for name in dirnames
+                if name not in SKIPPED_DIRS
+                and not (current / name / "pyvenv.cfg").exists()
+                and not (current / name).is_symlink()
+            )
+            for name in filenames:
+                rel = (current / name).relative_to(base).as_posix()
+                if not _is_junk(rel):
+                    yield rel, current / name
+            for name in os.listdir(current):  # symlinked folders are copied as links
+                if (current / name).is_symlink() and (current / name).is_dir():
+                    yield (current / name).relative_to(base).as_posix(), current / name
+
+    def _create_by_copy(self, overlays: dict[str, str], max_copy_bytes: int) -> None:
+        entries = list(self._walk(self.original))
+        total = sum(path.lstat().st_size for _, path in entries)
+        if total > max_copy_bytes:
+            raise ShadowError(
+                f"{self.original} holds {total / 2**20:.0f} MiB outside .venv/node_modules, over the "
+                f"{max_copy_bytes // 2**20} MiB limit for copying a folder that is not a git repository; "
+                "put the project under git (fixloop then copies only your uncommitted changes)"
+            )
+        self.root.mkdir(parents=True)
+        for rel, path in entries:
+            _copy_entry(path, self.root / rel)
+        for rel, text in overlays.items():
+            target = self.root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(text.encode("utf-8", "surrogateescape"))
+        self._overlays = dict(overlays)
+        self._snapshot = {rel: self._stat(path) for rel, path in self._walk(self.root)}
+
+    @staticmethod
+    def _stat(path: Path) -> tuple[int, int]:
+        info = path.lstat()
+        return info.st_size, info.st_mtime_ns
+
+    # -- the result -------------------------------------------------------------------------------
+
+    def changes(self) -> list[FileChange]:
+        """What the agent changed: shadow vs the user's content when the run began, sorted by path."""
+        if self._closed:
+            raise ShadowError("the scratch copy has been removed")
+        return self._git_changes() if self.is_git else self._copy_changes()
+
+    def _git_changes(self) -> list[FileChange]:
+        assert self._git_top is not None
+        top = self._git_top
+        status = _git(
+            self.root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+            "--ignore-submodules=all", "--", ".", shadow=True,
+        )  # fmt: skip
+        result: list[FileChange] = []
+        for entry in status.split(b"\0"):
+            if len(entry) < 4:
+                continue
+            rel = os.fsdecode(entry[3:])
+            if rel.endswith("/") or not rel.startswith(self._prefix) or _is_junk(rel):
+                continue
+            old = None
+            if entry[:2] != b"??":
+                try:
+                    old = _git(top, "show", f"HEAD:{rel}", shadow=True).decode("utf-8")
+                except (ShadowError, UnicodeDecodeError):
+                    continue  # not text: nothing the agent could have meant to change
+            new_path = top / rel
+            new = _read_text(new_path)
+            if new is None and (new_path.is_symlink() or new_path.exists()):
+                continue  # present but not text
+            if old == new:
+                continue
+            result.append(FileChange(rel[len(self._prefix) :], old, new))
+        return sorted(result, key=lambda change: change.path)
+
+    def _copy_changes(self) -> list[FileChange]:
+        current = {rel: path for rel, path in self._walk(self.root)}
+        candidates = {rel for rel, path in current.items() if self._snapshot.get(rel) != self._stat(path)}
+        candidates |= self._snapshot.keys() - current.keys()
+        result: list[FileChange] = []
+        for rel in sorted(candidates):
+            old = self._overlays.get(rel) if rel in self._overlays else _read_text(self.original / rel)
+            if rel not in self._snapshot:
+                old = None
+            new = _read_text(self.root / rel) if rel in current else None
+            if old != new and not (rel in current and new is None):
+                result.append(FileChange(rel, old, new))
+        return result
+
+    def unified_diff(self, changes: list[FileChange] | None = None) -> str:
+        """The changes as a unified diff with a/ b/ prefixes that `git apply` and `patch -p1` accept."""
+        return unified_diff(self.changes() if changes is None else changes)
+
+    # -- lifetime ---------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Remove everything the shadow made; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        _open_shadows.discard(self)
+        _remove_tree(self._container)
+
+    def __enter__(self) -> ShadowWorkspace:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ShadowWorkspace(root={self.root!s}, original={self.original!s}, is_git={self.is_git})"
+
+
+@atexit.register
+def _close_open_shadows() -> None:
+    for shadow in list(_open_shadows):
+        with contextlib.suppress(Exception):
+            shadow.close()
+
+
+def clean_stale_shadows() -> int:
+    """Remove shadows left by runs whose process is gone (killed, crashed); returns how many."""
+    base = shadows_dir()
+    if not base.is_dir():
+        return 0
+    removed = 0
+    for container in base.iterdir():
+        if not container.is_dir():
+            continue
+        pid = -1
+        try:
+            pid = int(json.loads((container / _OWNER_FILE).read_text())["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            with contextlib.suppress(ValueError):
+                pid = int(container.name.rsplit("-", 1)[-1])
+        if pid == os.getpid() and any(shadow._container == container for shadow in list(_open_shadows)):
+            continue
+        if pid != os.getpid() and _pid_alive(pid):
+            continue
+        _remove_tree(container)
+        removed += 1
+    return removed
+
+
+# -- diffs and applying them ----------------------------------------------------------------------
+
+
+def _lines(text: str) -> list[str]:
+    """Split on '\\n' only, keeping it (a '\\r' stays part of its line, as git sees it)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def unified_diff(changes: list[FileChange]) -> str:
+    """A git-style unified diff of `changes` (new and deleted files included)."""
+    out: list[str] = []
+    for change in changes:
+        old_lines = _lines(change.old_text or "")
+        new_lines = _lines(change.new_text or "")
+        out.append(f"diff --git a/{change.path} b/{change.path}\n")
+        if change.old_text is None:
+            out.append("new file mode 100644\n")
+        elif change.new_text is None:
+            out.append("deleted file mode 100644\n")
+        if old_lines == new_lines:
+            continue  # an empty file created or deleted: the header says it all
+        out.append("--- /dev/null\n" if change.old_text is None else f"--- a/{change.path}\n")
+        out.append("+++ /dev/null\n" if change.new_text is None else f"+++ b/{change.path}\n")
+        for line in list(difflib.unified_diff(old_lines, new_lines, n=3, lineterm="\n"))[2:]:
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def apply_changes(root: Path, changes: list[FileChange]) -> None:
+    """Write a proven fix into the user's files; refuses (changing nothing) if any file moved on since."""
+    root = Path(root).resolve()
+    stale: list[str] = []
+    for change in changes:
+        target = root / _check_relpath(change.path)
+        if not target.resolve().is_relative_to(root):
+            raise FixloopError(f"cannot apply the fix: {change.path} is outside {root}")
+        current = _read_text(target)
+        exists = target.exists() or target.is_symlink()
+        if change.old_text is None and exists:
+            stale.append(f"{change.path} now exists")
+        elif change.old_text is not None and current != change.old_text:
+            stale.append(f"{change.path} {'was deleted' if not exists else 'was edited'}")
+    if stale:
+        raise FixloopError(
+            "cannot apply the fix: " + "; ".join(stale) + " since the fix was made; run fixloop again"
+        )
+    for change in changes:
+        target = root / _check_relpath(change.path)
+        if change.new_text is None:
+            target.unlink(missing_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.fixloop-tmp")
+        temporary.write_bytes(change.new_text.encode("utf-8", "surrogateescape"))
+        if target.exists():
+            shutil.copymode(target, temporary)
+        os.replace(temporary, target)
