@@ -1,0 +1,58 @@
+"""Confinement (Workspace.resolve) and the model-facing tools, assembled into a Toolbox by `build_toolbox`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fixloop.tools.base import Tool, ToolResult
+from fixloop.tools.edit_file import EditFileTool
+from fixloop.tools.list_files import ListFilesTool
+from fixloop.tools.read_file import ReadFileTool
+from fixloop.tools.run_tests import RunTestsTool, TestRunner, format_test_run
+from fixloop.tools.search import SearchTool
+from fixloop.tools.submit import SubmitTool
+from fixloop.tools.toolbox import Toolbox
+from fixloop.tools.workspace import Workspace
+from fixloop.tools.write_file import WriteFileTool
+
+TOOL_NAMES = ("read_file", "list_files", "search", "run_tests", "edit_file", "write_file", "submit")
+
+
+def build_toolbox(
+    workspace: Workspace,
+    runner: TestRunner,
+    *,
+    default_test_ids: Sequence[str] = (),
+    output_cap: int = 16 * 1024,
+    write_file_max_bytes: int = 12_000,
+) -> Toolbox:
+    """The seven tools of a fix run, confined to `workspace`, testing with `runner`."""
+    tools: list[Tool] = [
+        ReadFileTool(workspace),
+        ListFilesTool(workspace),
+        SearchTool(workspace),
+        RunTestsTool(runner, default_test_ids),
+        EditFileTool(workspace),
+        WriteFileTool(workspace, write_file_max_bytes),
+        SubmitTool(),
+    ]
+    return Toolbox(tools, output_cap=output_cap)
+
+
+__all__ = [
+    "TOOL_NAMES",
+    "EditFileTool",
+    "ListFilesTool",
+    "ReadFileTool",
+    "RunTestsTool",
+    "SearchTool",
+    "SubmitTool",
+    "TestRunner",
+    "Tool",
+    "ToolResult",
+    "Toolbox",
+    "Workspace",
+    "WriteFileTool",
+    "build_toolbox",
+    "format_test_run",
+]

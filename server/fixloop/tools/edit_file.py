@@ -1,0 +1,124 @@
+"""edit_file: replace the one occurrence of old_text in a file (old_text "" creates a new file)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from fixloop.tools.base import Tool, ToolResult
+from fixloop.tools.matching import replace_unique
+from fixloop.tools.textfile import (
+    FileToolError,
+    describe_syntax_error,
+    from_text,
+    normalize_newlines,
+    numbered,
+    read_text,
+    syntax_error,
+)
+from fixloop.tools.workspace import Workspace
+
+CONTEXT = 2
+MAX_SHOWN = 30
+
+
+class EditFileTool(Tool):
+    name = "edit_file"
+    brief = "replace old_text (must match exactly one place) with new_text; old_text \"\" creates a new file"
+    description = (
+        "Edit a file by replacing old_text with new_text. old_text must match exactly one place in the "
+        "file: copy it from read_file's output without the line numbers, with enough lines to be unique. "
+        "Differences in indentation and trailing spaces are tolerated. An edit that would leave a Python "
+        "file with a syntax error is refused. With old_text \"\" a new file is created with new_text."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "file path relative to the project root"},
+            "old_text": {"type": "string", "description": "the exact current text to replace"},
+            "new_text": {"type": "string", "description": "the text to put in its place"},
+        },
+        "required": ["path", "old_text", "new_text"],
+        "additionalProperties": False,
+    }
+    read_only = False
+    truncation_hint = "read_file shows the rest"
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    async def run(self, path: str, old_text: str, new_text: str) -> ToolResult:
+        old = normalize_newlines(old_text)
+        new = normalize_newlines(new_text)
+        if old == "":
+            return self._create(path, new)
+        resolved = self.workspace.resolve_file(path, must_exist=True)
+        rel = self.workspace.relative(resolved)
+        if not old.strip():
+            raise FileToolError("old_text is only whitespace; give the exact lines to replace (or \"\" to "
+                                "create a new file)")
+        if old == new:
+            raise FileToolError("old_text and new_text are the same, so nothing would change; put the "
+                                "corrected code in new_text")
+        current = read_text(resolved, rel)
+        replacement = replace_unique(current.text, old, new, rel)
+        text = replacement.text
+        if current.ends_with_newline and text and not text.endswith("\n"):
+            text += "\n"
+        warning = ""
+        error = syntax_error(resolved, text)
+        if error is not None:
+            if syntax_error(resolved, current.text) is None:
+                raise FileToolError(f"edit refused: it would leave '{rel}' with a "
+                                    f"{describe_syntax_error(error, text)}\nThe file is unchanged; fix "
+                                    f"new_text and try again.")
+            warning = f"\nnote: '{rel}' still has a {describe_syntax_error(error, text)}"
+        resolved.write_bytes(current.encode(text))
+        how = " (matched with different indentation; new_text was re-indented to fit)" \
+            if replacement.reindented else ""
+        if replacement.new_last < replacement.new_first:
+            summary = f"edited {rel}: deleted lines {_span(replacement.old_first, replacement.old_last)}"
+        else:
+            old_span = _span(replacement.old_first, replacement.old_last)
+            new_span = _span(replacement.new_first, replacement.new_last)
+            summary = f"edited {rel}: replaced lines {old_span} with lines {new_span}{how}"
+        region = _region(text, replacement.new_first, replacement.new_last, rel)
+        return ToolResult(f"{summary}:\n{region}{warning}")
+
+    def _create(self, path: str, content: str) -> ToolResult:
+        resolved = self.workspace.resolve_file(path, must_exist=False)
+        rel = self.workspace.relative(resolved)
+        if resolved.exists():
+            existing = read_text(resolved, rel)
+            if existing.text.strip():
+                raise FileToolError(f"'{rel}' already exists and is not empty; give old_text to change part "
+                                    f"of it, or use write_file to replace it whole")
+        if not content.strip():
+            raise FileToolError("old_text and new_text are both empty; to create a file put its content in "
+                                "new_text")
+        error = syntax_error(resolved, content)
+        if error is not None:
+            problem = describe_syntax_error(error, content)
+            raise FileToolError(f"edit refused: '{rel}' would have a {problem}\n"
+                                f"Nothing was written; fix new_text and try again.")
+        resolved.parent.mkdir(parents=True, exist_ok=True)
+        resolved.write_bytes(content.encode("utf-8"))
+        lines = from_text(content).lines
+        return ToolResult(f"created {rel} ({len(lines)} lines)")
+
+
+def _span(first: int, last: int) -> str:
+    return str(first) if first >= last else f"{first}-{last}"
+
+
+def _region(text: str, first: int, last: int, rel: str) -> str:
+    """The changed lines with a little context, numbered."""
+    lines = from_text(text).lines
+    start = max(1, first - CONTEXT)
+    end = min(len(lines), max(last, first - 1) + CONTEXT)
+    if end - start + 1 > MAX_SHOWN:
+        end = start + MAX_SHOWN - 1
+        return numbered(lines[start - 1 : end], start) + f"\n… (read_file '{rel}' shows the rest)"
+    if end < start:
+        return "(the file is now empty)"
+    return numbered(lines[start - 1 : end], start)
+

@@ -1,0 +1,117 @@
+"""run_tests: run pytest on node ids inside the project and show a compact report of what failed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Protocol
+
+from fixloop.tools.base import Tool, ToolResult
+
+MAX_DETAILED = 8
+MAX_TRACEBACK_LINES = 30
+MAX_TRACEBACK_CHARS = 2500
+OUTCOME_ORDER = ("failed", "error", "passed", "skipped", "xfailed", "xpassed")
+FAILING = ("failed", "error")
+
+
+class TestRunner(Protocol):
+    """What run_tests needs of `fixloop.pytest_runner.PytestRunner`."""
+
+    async def run(self, test_ids: Sequence[str] = ()) -> Any: ...
+
+
+class RunTestsTool(Tool):
+    name = "run_tests"
+    brief = "run pytest on test ids (e.g. [\"tests/test_x.py::test_y\"]); without ids runs the target tests"
+    description = (
+        "Run tests with pytest and report the outcome: a summary line, then for each failing test its "
+        "message, location and traceback. test_ids are pytest node ids relative to the project root, "
+        "e.g. 'tests/test_app.py::test_parse' or a whole file 'tests/test_app.py'. Without test_ids the "
+        "tests this task is about are run."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "test_ids": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "pytest node ids; default: the tests to fix",
+            },
+        },
+        "required": [],
+        "additionalProperties": False,
+    }
+    read_only = False  # runs in order with the edits, never beside them
+    truncation_hint = "run fewer tests"
+
+    def __init__(self, runner: TestRunner, default_test_ids: Sequence[str] = ()) -> None:
+        self.runner = runner
+        self.default_test_ids = tuple(default_test_ids)
+
+    async def run(self, test_ids: list[str] | None = None) -> ToolResult:
+        ids = [tid.strip() for tid in test_ids or () if tid.strip()] or list(self.default_test_ids)
+        run = await self.runner.run(ids)
+        return ToolResult(format_test_run(run, getattr(self.runner, "timeout", None)))
+
+
+def format_test_run(run: Any, timeout: float | None = None) -> str:
+    """A TestRun as compact text: summary line, then each failing test's message, location and traceback."""
+    results: dict[str, Any] = dict(getattr(run, "results", {}) or {})
+    errors: Sequence[str] = tuple(getattr(run, "errors", ()) or ())
+    lines: list[str] = []
+    if getattr(run, "timed_out", False):
+        seconds = timeout if timeout is not None else getattr(run, "duration", 0.0)
+        hung = getattr(run, "hung_test", None)
+        where = f" while running {hung}" if hung else ""
+        lines.append(f"tests timed out after {seconds:g} s{where}; the test may loop forever or wait on "
+                     f"something that never comes")
+    lines.append(_summary(results, errors, float(getattr(run, "duration", 0.0) or 0.0)))
+    for error in errors:
+        lines.append(f"collection error: {error}")
+    failing = [outcome for outcome in results.values() if getattr(outcome, "outcome", "") in FAILING]
+    for outcome in failing[:MAX_DETAILED]:
+        lines.append("")
+        lines.extend(_failure(outcome))
+    if len(failing) > MAX_DETAILED:
+        rest = failing[MAX_DETAILED:]
+        lines.append("")
+        lines.append(f"{len(rest)} more failing: " + ", ".join(o.test_id for o in rest[:30])
+                     + (", …" if len(rest) > 30 else ""))
+    if not results and not errors and not getattr(run, "timed_out", False):
+        output = str(getattr(run, "output", "") or "").strip()
+        if output:
+            lines.append(f"pytest exited with code {getattr(run, 'exit_code', '?')}; its output ends:")
+            lines.extend(output.splitlines()[-20:])
+    return "\n".join(lines)
+
+
+def _summary(results: dict[str, Any], errors: Sequence[str], duration: float) -> str:
+    counts: dict[str, int] = {}
+    for outcome in results.values():
+        counts[outcome.outcome] = counts.get(outcome.outcome, 0) + 1
+    parts = [f"{counts[name]} {name}" for name in OUTCOME_ORDER if counts.get(name)]
+    parts += [f"{count} {name}" for name, count in counts.items() if name not in OUTCOME_ORDER]
+    if errors:
+        parts.append(f"{len(errors)} collection error{'s' if len(errors) != 1 else ''}")
+    return (", ".join(parts) or "no tests ran") + f" in {duration:.2f}s"
+
+
+def _failure(outcome: Any) -> list[str]:
+    label = "FAILED" if outcome.outcome == "failed" else "ERROR"
+    when = getattr(outcome, "when", "call")
+    phase = f" (in {when})" if outcome.outcome == "error" and when and when != "call" else ""
+    lines = [f"{label} {outcome.test_id}{phase}"]
+    if getattr(outcome, "message", ""):
+        lines.append(f"  {outcome.message}")
+    if getattr(outcome, "location", None):
+        lines.append(f"  at {outcome.location}")
+    traceback = str(getattr(outcome, "traceback", "") or "").rstrip()
+    if traceback:
+        tb_lines = traceback.splitlines()
+        if len(tb_lines) > MAX_TRACEBACK_LINES:
+            tb_lines = ["…", *tb_lines[-MAX_TRACEBACK_LINES:]]
+        text = "\n".join(tb_lines)
+        if len(text) > MAX_TRACEBACK_CHARS:
+            text = "…" + text[-MAX_TRACEBACK_CHARS:]
+        lines.extend("    " + line for line in text.splitlines())
+    return lines

@@ -1,0 +1,103 @@
+"""Text files as tools see them: binary detection, newline style, numbered lines, the Python syntax check."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from fixloop.errors import FixloopError
+
+BINARY_SNIFF = 8192
+MAX_TEXT_BYTES = 2 * 1024 * 1024  # larger files are not read as text by the tools
+
+
+class FileToolError(FixloopError):
+    """A file cannot be read or changed the way a tool asked (binary, too large, no match…)."""
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """A file's text with '\\n' newlines, and what is needed to write it back the same way."""
+
+    text: str
+    newline: str  # '\r\n' or '\n'
+    ends_with_newline: bool
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")[:-1] if self.ends_with_newline else self.text.split("\n")
+
+    def encode(self, text: str) -> bytes:
+        """`text` ('\\n' newlines) in this file's newline style."""
+        if self.newline == "\r\n":
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+        return text.encode("utf-8")
+
+
+def is_binary(data: bytes) -> bool:
+    return b"\0" in data[:BINARY_SNIFF]
+
+
+def read_text(path: Path, rel: str) -> TextFile:
+    """The file at `path` as text, or a FileToolError saying why it cannot be shown."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_TEXT_BYTES:
+            raise FileToolError(f"'{rel}' is too large to read as text ({size} bytes); use search to find "
+                                f"what you need in it")
+        data = path.read_bytes()
+    except OSError as error:
+        raise FileToolError(f"cannot read '{rel}': {error.strerror or error}") from None
+    if is_binary(data):
+        raise FileToolError(f"'{rel}' is a binary file ({len(data)} bytes), not text; only text files can "
+                            f"be read or edited")
+    try:
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raw = data.decode("latin-1")
+    return from_text(raw)
+
+
+def from_text(raw: str) -> TextFile:
+    crlf = raw.count("\r\n")
+    newline = "\r\n" if crlf and crlf >= raw.count("\n") - crlf else "\n"
+    text = raw.replace("\r\n", "\n")
+    return TextFile(text, newline, text.endswith("\n"))
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def numbered(lines: list[str], first: int) -> str:
+    """Lines shown as '   N | text', numbered from `first`."""
+    width = max(4, len(str(first + len(lines) - 1)))
+    return "\n".join(f"{number:>{width}} | {line}" for number, line in enumerate(lines, first))
+
+
+def syntax_error(path: Path, text: str) -> SyntaxError | None:
+    """The SyntaxError `text` would have as Python source, or None (non-Python files are not checked)."""
+    if path.suffix not in (".py", ".pyi"):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text, filename=str(path))
+    except SyntaxError as error:
+        return error
+    except ValueError as error:  # NUL bytes
+        return SyntaxError(str(error))
+    return None
+
+
+def describe_syntax_error(error: SyntaxError, text: str) -> str:
+    """'SyntaxError at line N: msg' and the offending line, numbered."""
+    line = error.lineno or 0
+    message = f"SyntaxError at line {line}: {error.msg}" if line else f"SyntaxError: {error.msg}"
+    lines = text.split("\n")
+    if 1 <= line <= len(lines):
+        start = max(1, line - 1)
+        message += "\n" + numbered(lines[start - 1 : line + 1], start)
+    return message

@@ -1,0 +1,261 @@
+"""Confinement: every path a tool touches goes through `Workspace.resolve`, the one gate to the project."""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+import subprocess
+from pathlib import Path, PurePosixPath
+
+from fixloop.errors import PathError
+from fixloop.tools.gitignore import GitIgnore
+
+# Folders never listed or searched: VCS data, caches and environments.
+SKIPPED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", "node_modules",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+    }
+)
+# Folders whose contents are never readable: VCS internals and credential stores.
+PROTECTED_DIRS = frozenset({".git", ".hg", ".svn", ".ssh", ".aws", ".gnupg", ".docker", ".kube"})
+# File names (lower-cased, fnmatch) that hold secrets: never read, written or listed.
+SECRET_PATTERNS = (
+    ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", ".netrc", "_netrc", ".pypirc", ".npmrc",
+    ".git-credentials", ".htpasswd", "credentials*", "secrets.*", ".secrets*",
+)
+MAX_LISTED = 100_000  # a safety bound on a walk of a huge tree
+EXAMPLE = "e.g. 'src/app.py'"
+
+
+class Workspace:
+    """A project tree the tools are confined to; paths are given relative to its root."""
+
+    def __init__(self, root: Path) -> None:
+        self._given_root = Path(root).absolute()
+        self.root = Path(root).resolve()
+
+    # -- confinement --------------------------------------------------------------------------------
+
+    def resolve(self, path: str, *, must_exist: bool = False) -> Path:
+        """The absolute path inside the root for `path`, or a PathError saying what is allowed.
+
+        Rejects '..' escapes, absolute paths outside the root, symlinks that lead out of it, VCS
+        internals (.git), secrets (.env, keys, credentials) and NUL bytes. '' and '.' are the root.
+        """
+        if not isinstance(path, str):
+            raise PathError(f"path must be a string, got {type(path).__name__}; {EXAMPLE}")
+        if "\x00" in path:
+            raise PathError(f"path {path!r} contains a NUL byte; use a plain path relative to the project "
+                            f"root, {EXAMPLE}")
+        text = path.strip()
+        if text.startswith("file://"):
+            text = text[len("file://") :]
+        if text.startswith("~"):
+            raise PathError(f"path {path!r} is outside the project; use a path relative to the project root, "
+                            f"{EXAMPLE}")
+        if "\\" in text and "/" not in text:  # a Windows-style relative path from the model
+            text = text.replace("\\", "/")
+        candidate = Path(text) if text else Path(".")
+        if candidate.is_absolute():
+            lexical = Path(os.path.normpath(candidate))
+            inside = _under(lexical, self.root) or _under(lexical, self._given_root)
+            if _under(lexical, self._given_root) and not _under(lexical, self.root):
+                lexical = self.root / lexical.relative_to(self._given_root)
+        else:
+            lexical = Path(os.path.normpath(self.root / candidate))
+            inside = _under(lexical, self.root)
+        if not inside:
+            raise PathError(f"path {path!r} is outside the project; use a path relative to the project root, "
+                            f"{EXAMPLE}")
+        self._check_protected(lexical.relative_to(self.root), path)
+        real = lexical.resolve()
+        if not _under(real, self.root):
+            raise PathError(f"path {path!r} is a link that leads outside the project; only files inside the "
+                            f"project can be used")
+        self._check_protected(real.relative_to(self.root), path)
+        if must_exist and not real.exists():
+            raise PathError(self._missing_message(path, lexical))
+        return real
+
+    def resolve_file(self, path: str, *, must_exist: bool = True) -> Path:
+        """Like `resolve`, for a path that must name a file (not empty, not a folder)."""
+        if isinstance(path, str) and path.strip() in ("", "."):
+            raise PathError(f"path is empty; give a file path relative to the project root, {EXAMPLE}")
+        resolved = self.resolve(path, must_exist=must_exist)
+        if resolved.is_dir():
+            raise PathError(f"'{self.relative(resolved)}' is a folder, not a file; use list_files to see "
+                            f"what it holds")
+        return resolved
+
+    def _check_protected(self, rel: Path, given: str) -> None:
+        parts = rel.parts
+        for part in parts[:-1] if parts else ():
+            if part.lower() in PROTECTED_DIRS:
+                raise PathError(f"path {given!r} is inside {part}/, which is off limits; only project files "
+                                f"can be used")
+        if not parts:
+            return
+        name = parts[-1].lower()
+        if name in PROTECTED_DIRS:
+            raise PathError(f"path {given!r} is {parts[-1]}, which is off limits; only project files can be "
+                            f"used")
+        if is_secret_name(name):
+            raise PathError(f"path {given!r} looks like a secret or credential file, which is off limits; "
+                            f"only source, test and config files can be used")
+
+    def _missing_message(self, given: str, lexical: Path) -> str:
+        rel = lexical.relative_to(self.root).as_posix()
+        message = f"'{rel}' does not exist"
+        try:
+            files = self.list_files()
+        except (OSError, PathError):
+            files = []
+        by_name: dict[str, list[str]] = {}
+        for file in files:
+            by_name.setdefault(PurePosixPath(file).name, []).append(file)
+        same_name = by_name.get(PurePosixPath(rel).name, [])
+        close = same_name[:3] or difflib.get_close_matches(rel, files, n=3, cutoff=0.6)
+        if close:
+            return f"{message}; did you mean {', '.join(repr(c) for c in close)}?"
+        return f"{message}; use list_files to see the project's files"
+
+    # -- naming -------------------------------------------------------------------------------------
+
+    def relative(self, path: Path) -> str:
+        """`path` relative to the root, with '/' separators ('.' for the root itself)."""
+        path = Path(path)
+        if not path.is_absolute():
+            path = self.root / path
+        path = Path(os.path.normpath(path))
+        for base in (self.root, self._given_root):
+            if _under(path, base):
+                return path.relative_to(base).as_posix()
+        resolved = path.resolve()
+        if _under(resolved, self.root):
+            return resolved.relative_to(self.root).as_posix()
+        raise PathError(f"'{path}' is outside the project; use a path relative to the project root, "
+                        f"{EXAMPLE}")
+
+    def is_test_file(self, rel: str) -> bool:
+        """Whether `rel` is test code: under a tests/ folder, test_*.py, *_test.py or conftest.py."""
+        parts = PurePosixPath(rel.replace("\\", "/")).parts
+        if not parts:
+            return False
+        name = parts[-1]
+        if name == "conftest.py":
+            return True
+        if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+            return True
+        return any(part in ("tests", "test") for part in parts[:-1])
+
+    # -- listing ------------------------------------------------------------------------------------
+
+    def list_files(self, under: str = "", pattern: str | None = None) -> list[str]:
+        """Files under `under` (relative, '/'-separated, sorted) that .gitignore keeps, matching `pattern`.
+
+        `pattern` is a glob matched against the relative path and against the file name ('*.py',
+        'tests/*', 'test_*.py'). VCS folders, caches, virtualenvs and secret files are left out.
+        """
+        base = self.resolve(under, must_exist=True)
+        if base.is_file():
+            files = [self.relative(base)]
+        else:
+            prefix = self.relative(base)
+            prefix = "" if prefix == "." else prefix
+            files = self._git_files(base, prefix)
+            if not files:  # not a git repo, or a folder the enclosing repo ignores
+                files = self._walk(base)
+        files = [f for f in files if self._listable(f)]
+        if pattern:
+            files = [f for f in files if _glob_match(f, pattern)]
+        return sorted(set(files))
+
+    def _listable(self, rel: str) -> bool:
+        parts = rel.split("/")
+        if any(part in SKIPPED_DIRS or part.lower() in PROTECTED_DIRS for part in parts[:-1]):
+            return False
+        return not is_secret_name(parts[-1].lower())
+
+    def _git_files(self, base: Path, prefix: str) -> list[str] | None:
+        """Files git tracks or would track (not ignored), or None when `base` is not in a git repo."""
+        if not any((parent / ".git").exists() for parent in (base, *base.parents)):
+            return None
+        try:
+            done = subprocess.run(
+                ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                cwd=base, capture_output=True, timeout=30, check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if done.returncode != 0:
+            return None
+        files = []
+        for raw in done.stdout.split(b"\0"):
+            if not raw:
+                continue
+            rel = raw.decode("utf-8", errors="surrogateescape")
+            full = base / rel
+            if not full.is_file():  # deleted in the work tree, or a submodule
+                continue
+            if full.is_symlink() and not _under(full.resolve(), self.root):
+                continue
+            files.append(f"{prefix}/{rel}" if prefix else rel)
+        return files
+
+    def _walk(self, base: Path) -> list[str]:
+        ignore = GitIgnore(self.root)
+        # .gitignore files of the folders above `base` apply too.
+        for folder in reversed([base, *base.parents]):
+            if _under(folder, self.root) and folder != base and (folder / ".gitignore").is_file():
+                ignore.add_file(folder / ".gitignore")
+        files: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(base):
+            current = Path(dirpath)
+            if (current / ".gitignore").is_file():
+                ignore.add_file(current / ".gitignore")
+            rel_dir = current.relative_to(self.root).as_posix()
+            rel_dir = "" if rel_dir == "." else rel_dir
+            kept = []
+            for name in sorted(dirnames):
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if name in SKIPPED_DIRS or name.lower() in PROTECTED_DIRS or ignore.ignored(rel, True):
+                    continue
+                if (current / name).is_symlink():
+                    continue  # never follow links into other trees
+                kept.append(name)
+            dirnames[:] = kept
+            for name in sorted(filenames):
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                full = current / name
+                if ignore.ignored(rel, False):
+                    continue
+                if full.is_symlink() and not _under(full.resolve(), self.root):
+                    continue
+                files.append(rel)
+                if len(files) >= MAX_LISTED:
+                    return files
+        return files
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a file name (any case) looks like a secret: .env, keys, credentials."""
+    lowered = name.lower()
+    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in SECRET_PATTERNS)
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _glob_match(rel: str, pattern: str) -> bool:
+    pattern = pattern.strip().lstrip("./") if pattern.strip().startswith("./") else pattern.strip()
+    name = rel.rsplit("/", 1)[-1]
+    if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(name, pattern):
+        return True
+    if "**/" in pattern and fnmatch.fnmatchcase(rel, pattern.replace("**/", "")):
+        return True
+    # A bare folder name or path prefix lists what is inside it.
+    return not any(c in pattern for c in "*?[") and rel.startswith(pattern.rstrip("/") + "/")

@@ -1,0 +1,74 @@
+"""write_file: replace a small file whole (small models rewrite short files more reliably than they edit)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from fixloop.tools.base import Tool, ToolResult
+from fixloop.tools.textfile import (
+    FileToolError,
+    describe_syntax_error,
+    from_text,
+    normalize_newlines,
+    read_text,
+    syntax_error,
+)
+from fixloop.tools.workspace import Workspace
+
+DEFAULT_MAX_BYTES = 12_000
+
+
+class WriteFileTool(Tool):
+    name = "write_file"
+    brief = "replace a small file's whole content (or create it); for larger files use edit_file"
+    description = (
+        "Write the complete new content of a file, replacing what is there (or creating the file). Only "
+        "for small files (up to {limit} bytes); change larger files with edit_file. Content that would "
+        "leave a Python file with a syntax error is refused."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "file path relative to the project root"},
+            "content": {"type": "string", "description": "the whole new content of the file"},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    }
+    read_only = False
+
+    def __init__(self, workspace: Workspace, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.workspace = workspace
+        self.max_bytes = max_bytes
+        self.description = WriteFileTool.description.format(limit=max_bytes)  # type: ignore[misc]
+
+    async def run(self, path: str, content: str) -> ToolResult:
+        resolved = self.workspace.resolve_file(path, must_exist=False)
+        rel = self.workspace.relative(resolved)
+        text = normalize_newlines(content)
+        size = len(text.encode("utf-8"))
+        if size > self.max_bytes:
+            raise FileToolError(f"content is {size} bytes; write_file takes at most {self.max_bytes} bytes, "
+                                f"so change '{rel}' with edit_file instead")
+        existed = resolved.exists()
+        newline = "\n"
+        was_valid = True
+        if existed:
+            old_size = resolved.stat().st_size
+            if old_size > self.max_bytes:
+                raise FileToolError(f"'{rel}' is {old_size} bytes, over write_file's limit of "
+                                    f"{self.max_bytes}; change it with edit_file instead")
+            current = read_text(resolved, rel)
+            newline = current.newline
+            was_valid = syntax_error(resolved, current.text) is None
+            if current.ends_with_newline and text and not text.endswith("\n"):
+                text += "\n"
+        error = syntax_error(resolved, text)
+        if error is not None and was_valid:
+            raise FileToolError(f"write refused: '{rel}' would have a {describe_syntax_error(error, text)}\n"
+                                f"The file is unchanged; fix the content and try again.")
+        resolved.parent.mkdir(parents=True, exist_ok=True)
+        resolved.write_bytes((text.replace("\n", "\r\n") if newline == "\r\n" else text).encode("utf-8"))
+        lines = len(from_text(text).lines) if text else 0
+        verb = "wrote" if existed else "created"
+        return ToolResult(f"{verb} {rel} ({lines} lines)")
