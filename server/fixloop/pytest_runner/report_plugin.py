@@ -1,0 +1,142 @@
+"""pytest plugin that writes each test event as a JSON line to $FIXLOOP_REPORT_FILE (stdlib only).
+
+The runner copies this file next to a temp report file and loads it with `-p fixloop_pytest_report`, so it
+must not import fixloop: the project's interpreter may not have it. Lines are flushed as they happen, so a
+run killed on timeout still tells which tests finished and which one was running.
+"""
+
+import json
+import os
+import traceback
+
+_ENV = "FIXLOOP_REPORT_FILE"
+_MAX_TEXT = 6000
+_MAX_FRAMES = 60
+_stream = None
+
+
+def _emit(record):
+    global _stream
+    if _stream is None:
+        path = os.environ.get(_ENV)
+        if not path:
+            return
+        _stream = open(path, "a", encoding="utf-8")  # kept open for the whole session
+    _stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+    _stream.flush()
+
+
+def _clip(text):
+    if len(text) <= _MAX_TEXT:
+        return text
+    head = _MAX_TEXT // 4
+    return text[:head] + "\n...\n" + text[-(_MAX_TEXT - head) :]
+
+
+def _message(report):
+    longrepr = report.longrepr
+    if longrepr is None:
+        return ""
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # skip: (path, lineno, reason)
+        return str(longrepr[2])
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None and getattr(crash, "message", None):
+        return str(crash.message)
+    text = str(longrepr)
+    lines = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    if lines:
+        return "\n".join(lines)
+    stripped = [line.strip() for line in text.splitlines() if line.strip()]
+    return stripped[-1] if stripped else ""
+
+
+def _crash(report):
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is None:
+        return None
+    return [str(getattr(crash, "path", "")), int(getattr(crash, "lineno", 0) or 0)]
+
+
+def _entry_frames(report):
+    """Frames from the rendered traceback, used when the exception object is not available (xdist)."""
+    frames = []
+    reprtraceback = getattr(report.longrepr, "reprtraceback", None)
+    for entry in getattr(reprtraceback, "reprentries", None) or ():
+        loc = getattr(entry, "reprfileloc", None)
+        if loc is not None:
+            frames.append([str(loc.path), int(loc.lineno), ""])
+    return frames
+
+
+def pytest_sessionstart(session):
+    _emit({"kind": "session_start", "rootdir": str(session.config.rootpath)})
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _emit(
+            {
+                "kind": "collect_error",
+                "nodeid": report.nodeid,
+                "message": _clip(_message(report)),
+                "longrepr": _clip(str(report.longrepr)),
+            }
+        )
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _emit({"kind": "start", "nodeid": nodeid})
+
+
+def pytest_runtest_logreport(report):
+    record = {
+        "kind": "report",
+        "nodeid": report.nodeid,
+        "when": report.when,
+        "outcome": report.outcome,
+        "duration": float(getattr(report, "duration", 0.0) or 0.0),
+    }
+    wasxfail = getattr(report, "wasxfail", None)
+    if wasxfail is not None:
+        record["wasxfail"] = str(wasxfail)
+    if report.outcome != "passed" and report.longrepr is not None:
+        record["message"] = _clip(_message(report))
+        record["longrepr"] = _clip(str(report.longrepr))
+        record["crash"] = _crash(report)
+        record["entries"] = _entry_frames(report)
+    _emit(record)
+
+
+def pytest_exception_interact(node, call, report):
+    excinfo = getattr(call, "excinfo", None)
+    if excinfo is None:
+        return
+    chain = []  # the exception's frames, then its causes' (pytest wraps import errors in CollectError)
+    exc, tb = excinfo.value, excinfo.tb
+    while tb is not None and len(chain) < 5:
+        try:
+            summary = traceback.extract_tb(tb)
+        except Exception:  # a broken traceback must not break the run
+            break
+        chain.append([[f.filename, int(f.lineno or 0), f.name] for f in summary][-_MAX_FRAMES:])
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+        tb = exc.__traceback__ if exc is not None else None
+    frames = chain[0] if chain else []
+    _emit(
+        {
+            "kind": "frames",
+            "nodeid": getattr(node, "nodeid", ""),
+            "when": getattr(call, "when", ""),
+            "exc_type": getattr(excinfo, "typename", ""),
+            "frames": frames,
+            "causes": chain[1:],
+        }
+    )
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _emit({"kind": "finish", "nodeid": nodeid})
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _emit({"kind": "session_finish", "exitstatus": int(exitstatus)})
