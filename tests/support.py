@@ -1,0 +1,117 @@
+"""Test helpers: copy fixture projects, read their recorded fixes, build model scripts that perform them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PROJECTS_DIR = REPO_ROOT / "fixtures" / "projects"
+FIXES_DIR = REPO_ROOT / "fixtures" / "fixes"
+TEXT_STYLES = ("react", "tool_call_tag", "json_fence")
+
+
+def fixture_names() -> list[str]:
+    """Every fixture project that has a recorded fix, sorted."""
+    return sorted(p.stem for p in FIXES_DIR.glob("*.json") if (PROJECTS_DIR / p.stem).is_dir())
+
+
+def load_fix(name: str) -> dict[str, Any]:
+    """The recorded fix of fixtures/projects/<name> (fixtures/fixes/<name>.json)."""
+    return json.loads((FIXES_DIR / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def copy_project(name: str, dest: Path, git: bool | None = None) -> Path:
+    """Copy fixtures/projects/<name> to dest (the new project root) and return dest.
+
+    With git (default: the fix's "git"), dest becomes a repository with one commit, "initial".
+    """
+    if git is None:
+        git = bool(load_fix(name).get("git", True))
+    shutil.copytree(
+        PROJECTS_DIR / name,
+        dest,
+        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.pyc"),
+        dirs_exist_ok=True,
+    )
+    if git:
+        for args in (
+            ["init", "-q"],
+            ["config", "user.name", "fixloop tests"],
+            ["config", "user.email", "tests@fixloop.invalid"],
+            ["config", "commit.gpgsign", "false"],
+            ["config", "core.autocrlf", "false"],
+            ["add", "-A"],
+            ["commit", "-q", "-m", "initial"],
+        ):
+            subprocess.run(["git", *args], cwd=dest, check=True, capture_output=True)
+    return dest
+
+
+def apply_edits(root: Path, edits: list[dict[str, str]]) -> None:
+    """Apply recorded edits (each old_text must occur exactly once), keeping line endings byte for byte."""
+    for edit in edits:
+        path = root / edit["path"]
+        with path.open(encoding="utf-8", newline="") as file:
+            text = file.read()
+        count = text.count(edit["old_text"])
+        if count != 1:
+            raise AssertionError(f"{edit['path']}: old_text occurs {count} times: {edit['old_text']!r}")
+        with path.open("w", encoding="utf-8", newline="") as file:
+            file.write(text.replace(edit["old_text"], edit["new_text"]))
+
+
+def _fix_steps(name: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """(thought, tool name, arguments) for each step of the recorded fix, one tool call per step."""
+    fix = load_fix(name)
+    paths = list(dict.fromkeys(edit["path"] for edit in fix["edits"]))
+    steps: list[tuple[str, str, dict[str, Any]]] = []
+    for path in paths:
+        steps.append((f"The failure points into {path}; let me read it.", "read_file", {"path": path}))
+    for edit in fix["edits"]:
+        arguments = {"path": edit["path"], "old_text": edit["old_text"], "new_text": edit["new_text"]}
+        steps.append((f"I see the bug in {edit['path']}; fixing it.", "edit_file", arguments))
+    steps.append(("Now let me run the failing tests.", "run_tests", {"test_ids": list(fix["test_ids"])}))
+    steps.append(("The tests pass.", "submit", {"summary": fix.get("summary") or fix["description"]}))
+    return steps
+
+
+def fix_script(name: str, *, stream: bool | None = None) -> list[dict[str, Any]]:
+    """A scripted-model script that performs the recorded fix with native tool calls:
+    a thought with read_file of each edited file, one edit_file per edit, run_tests, submit.
+
+    stream None answers as each request asks; True/False forces every turn to stream or not.
+    """
+    steps = _fix_steps(name)
+    reads = [step for step in steps if step[1] == "read_file"]
+    turns: list[dict[str, Any]] = [
+        {"content": reads[0][0], "tool_calls": [{"name": n, "arguments": a} for _, n, a in reads]}
+    ]
+    for thought, tool, arguments in steps[len(reads) :]:
+        turns.append({"content": thought, "tool_calls": [{"name": tool, "arguments": arguments}]})
+    if stream is not None:
+        for turn in turns:
+            turn["stream"] = stream
+    return turns
+
+
+def text_action(style: str, thought: str, tool: str, arguments: dict[str, Any]) -> str:
+    """One action written the way a text-protocol model writes it, in the given style."""
+    if style == "react":
+        action_input = json.dumps(arguments, ensure_ascii=False)
+        return f"Thought: {thought}\nAction: {tool}\nAction Input: {action_input}"
+    call = {"name": tool, "arguments": arguments}
+    if style == "tool_call_tag":
+        return f"{thought}\n<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n</tool_call>"
+    if style == "json_fence":
+        return f"```json\n{json.dumps(call, ensure_ascii=False, indent=2)}\n```"
+    raise ValueError(f"unknown text style {style!r}; expected one of {TEXT_STYLES}")
+
+
+def text_fix_script(name: str, style: str = "react") -> list[dict[str, Any]]:
+    """The recorded fix as text-protocol turns (one action per turn) in style react, tool_call_tag
+    or json_fence (a bare fenced JSON call, as Qwen2.5-Coder-1.5B writes it)."""
+    return [{"content": text_action(style, *step)} for step in _fix_steps(name)]
