@@ -1,0 +1,38 @@
+// The server's command ids and the JSON shapes it returns (DESIGN.md, "Public contract").
+
+export const SERVER_FIX = 'fixloop.server.fixFailingTest';
+export const SERVER_RUN_TESTS = 'fixloop.server.runTests';
+export const SERVER_CANCEL = 'fixloop.server.cancel';
+
+export type FixStatus = 'fixed' | 'not_fixed' | 'cancelled' | 'error';
+
+export interface FixResult {
+  runId: string;
+  status: FixStatus;
+  testIds: string[];
+  summary: string;
+  diff: string;
+  files: string[];
+  applied: boolean | null;
+  steps: number;
+  attempts: number;
+  usage?: { promptTokens: number; completionTokens: number };
+  seconds: number;
+  transcript: string | null;
+  reasons?: string[];
+}
+
+/** `{testId}` or `{uri, position?}`: the one argument of fixloop.server.fixFailingTest. */
+export type FixTarget =
+  | { testId: string }
+  | { uri: string; position?: { line: number; character: number } };
+
+export function isFixResult(value: unknown): value is FixResult {
+  return typeof value === 'object' && value !== null && 'status' in value && 'runId' in value;
+}
+
+/** "tests/test_x.py::test_y[1]" -> "test_y[1]". */
+export function shortTestName(testId: string): string {
+  const parts = testId.split('::');
+  return parts[parts.length - 1] || testId;
+}

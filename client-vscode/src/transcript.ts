@@ -1,0 +1,70 @@
+// Renders a run's JSONL transcript (one engine event per line) as readable Markdown.
+import { readFile } from 'node:fs/promises';
+
+type Json = Record<string, unknown>;
+
+function text(value: unknown): string {
+  if (typeof value === 'string') {
+    return value;
+  }
+  return JSON.stringify(value, null, 2);
+}
+
+function fence(body: string, language = ''): string {
+  const ticks = body.includes('```') ? '````' : '```';
+  return `${ticks}${language}\n${body.replace(/\n$/, '')}\n${ticks}`;
+}
+
+function renderEvent(event: Json): string | undefined {
+  const kind = String(event.event ?? event.type ?? event.kind ?? '');
+  const step = event.step !== undefined ? ` (step ${text(event.step)})` : '';
+  switch (kind) {
+    case 'thought_delta':
+      return undefined; // the whole thought follows as a `thought` event
+    case 'thought':
+      return `### Thought${step}\n\n${text(event.text)}`;
+    case 'action':
+      return `**Action${step}:** \`${text(event.tool)}\`\n\n${fence(text(event.arguments ?? {}), 'json')}`;
+    case 'observation':
+      return `**Observation${event.is_error ? ' (error)' : ''}:** \`${text(event.tool)}\`\n\n${fence(text(event.text ?? ''))}`;
+    case 'verdict': {
+      const reasons = Array.isArray(event.reasons) ? event.reasons.map((r) => `- ${text(r)}`).join('\n') : '';
+      return `**Verdict${step}:** ${event.accepted ? 'accepted' : 'rejected'}${reasons ? '\n\n' + reasons : ''}`;
+    }
+    case 'usage':
+      return undefined;
+    case 'notice':
+      return `> ${text(event.text)}`;
+    case 'done':
+      return `## Done: ${text(event.status)}\n\n${text(event.summary ?? '')}`;
+    default:
+      return fence(JSON.stringify(event, null, 2), 'json');
+  }
+}
+
+export function renderTranscript(jsonl: string, title: string): string {
+  const parts = [`# fixloop transcript: ${title}`];
+  for (const line of jsonl.split('\n')) {
+    if (!line.trim()) {
+      continue;
+    }
+    let event: unknown;
+    try {
+      event = JSON.parse(line);
+    } catch {
+      parts.push(fence(line));
+      continue;
+    }
+    if (typeof event === 'object' && event !== null) {
+      const rendered = renderEvent(event as Json);
+      if (rendered) {
+        parts.push(rendered);
+      }
+    }
+  }
+  return parts.join('\n\n') + '\n';
+}
+
+export async function loadTranscript(path: string, title: string): Promise<string> {
+  return renderTranscript(await readFile(path, 'utf8'), title);
+}
