@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import platformdirs
 
 from fixloop.errors import ConfigError, ModelError
@@ -120,7 +119,7 @@ class LocalModelServer:
             log_path = self._log_path(port)
             self._spawn(port, log_path)
             url = f"http://127.0.0.1:{port}/v1"
-            outcome = await self._wait_ready(url, deadline)
+            outcome = await self._wait_ready(port, deadline)
             if outcome == "ready":
                 self.base_url = url
                 return url
@@ -158,16 +157,13 @@ class LocalModelServer:
                 close_fds=True)
         _RUNNING.add(self)
 
-    async def _wait_ready(self, url: str, deadline: float) -> str:
-        async with httpx.AsyncClient(timeout=2.0, trust_env=False) as client:
-            while time.monotonic() < deadline:
-                if not self.running():
-                    return "exited"
-                with contextlib.suppress(httpx.HTTPError):
-                    response = await client.get(f"{url}/models")
-                    if response.status_code == 200:
-                        return "ready"
-                await asyncio.sleep(0.2)
+    async def _wait_ready(self, port: int, deadline: float) -> str:
+        while time.monotonic() < deadline:
+            if not self.running():
+                return "exited"
+            if await models_answer(port):
+                return "ready"
+            await asyncio.sleep(0.2)
         return "timeout"
 
     async def stop(self) -> None:
@@ -192,6 +188,26 @@ class LocalModelServer:
             _signal_group(process, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
+
+
+async def models_answer(port: int, timeout: float = 2.0) -> bool:  # noqa: ASYNC109
+    """Whether GET /v1/models on 127.0.0.1:`port` answers 200 (a bare HTTP/1.0 request, no proxy)."""
+    writer = None
+    try:
+        async with asyncio.timeout(timeout):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /v1/models HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            await writer.drain()
+            status_line = await reader.readline()
+    except (OSError, TimeoutError):
+        return False
+    finally:
+        if writer is not None:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+    parts = status_line.split()
+    return len(parts) >= 2 and parts[1] == b"200"
 
 
 def _loop() -> asyncio.AbstractEventLoop:
