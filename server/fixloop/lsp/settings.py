@@ -1,0 +1,39 @@
+"""Settings handling: initializationOptions + workspace/configuration layered over the engine's sources."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from fixloop.config import Settings, SettingsSources
+
+SECTION = "fixloop"
+
+
+def unwrap(values: Any) -> Any:
+    """Accept the settings object itself or one nested under "fixloop" (VS Code / Neovim `settings`).
+
+    Anything else passes through: `Settings.merge` names a value that is not an object.
+    """
+    if isinstance(values, Mapping) and isinstance(values.get(SECTION), Mapping):
+        return values[SECTION]
+    return values
+
+
+class SettingsState:
+    """The client's settings as last sent, and which errors the user has already been told about."""
+
+    def __init__(self) -> None:
+        self.init_options: Any = None
+        self.client_config: Any = None
+        self._reported: set[str] = set()
+
+    def resolve(self, root: Path) -> tuple[Settings, list[str]]:
+        """Settings for `root` and the errors not reported before (each bad setting is shown once)."""
+        sources = SettingsSources(root, dict(os.environ), self.init_options, self.client_config)
+        settings, errors = sources.resolve()
+        fresh = [error for error in errors if error not in self._reported]
+        self._reported.update(fresh)
+        return settings, fresh
