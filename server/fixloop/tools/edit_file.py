@@ -8,6 +8,7 @@ from fixloop.tools.base import Tool, ToolResult
 from fixloop.tools.matching import replace_unique
 from fixloop.tools.textfile import (
     FileToolError,
+    count_lines,
     describe_syntax_error,
     from_text,
     normalize_newlines,
@@ -103,7 +104,7 @@ class EditFileTool(Tool):
         resolved.parent.mkdir(parents=True, exist_ok=True)
         resolved.write_bytes(content.encode("utf-8"))
         lines = from_text(content).lines
-        return ToolResult(f"created {rel} ({len(lines)} lines)")
+        return ToolResult(f"created {rel} ({count_lines(len(lines))})")
 
 
 def _span(first: int, last: int) -> str:

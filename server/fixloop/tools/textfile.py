@@ -27,6 +27,8 @@ class TextFile:
 
     @property
     def lines(self) -> list[str]:
+        if not self.text:
+            return []
         return self.text.split("\n")[:-1] if self.ends_with_newline else self.text.split("\n")
 
     def encode(self, text: str) -> bytes:
@@ -69,6 +71,10 @@ def from_text(raw: str) -> TextFile:
 
 def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def count_lines(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"
 
 
 def numbered(lines: list[str], first: int) -> str:

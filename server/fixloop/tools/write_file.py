@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from fixloop.tools.base import Tool, ToolResult
 from fixloop.tools.textfile import (
     FileToolError,
+    count_lines,
     describe_syntax_error,
     from_text,
     normalize_newlines,
@@ -71,4 +72,4 @@ class WriteFileTool(Tool):
         resolved.write_bytes((text.replace("\n", "\r\n") if newline == "\r\n" else text).encode("utf-8"))
         lines = len(from_text(text).lines) if text else 0
         verb = "wrote" if existed else "created"
-        return ToolResult(f"{verb} {rel} ({lines} lines)")
+        return ToolResult(f"{verb} {rel} ({count_lines(lines)})")

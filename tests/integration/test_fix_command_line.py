@@ -1,0 +1,97 @@
+"""`fixloop fix` as a subprocess: diff on stdout, live view on stderr, exit codes, --json, --apply."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import fix_script, load_fix
+
+
+def fixloop(root: Path, *args: str, base_url: str | None = None, env: dict | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
+    if base_url:
+        full_env.update(FIXLOOP_BASE_URL=base_url, FIXLOOP_MODEL="scripted", FIXLOOP_API_KEY="none")
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "fixloop", "fix", *args, "--root", str(root)],
+                          capture_output=True, text=True, env=full_env, timeout=timeout)
+
+
+def test_fix_prints_a_diff_that_git_apply_takes(fixture_project, scripted_model):
+    root = fixture_project("demo")
+    server = scripted_model(fix_script("demo"))
+    ids = load_fix("demo")["test_ids"]
+    done = fixloop(root, *ids, base_url=server.base_url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("--- a/")
+    assert "verified" in done.stderr and "step 1" in done.stderr
+    # the user's files are untouched without --apply; the diff applies cleanly
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True,
+                          text=True).stdout == ""
+    subprocess.run(["git", "apply", "-"], cwd=root, input=done.stdout, text=True, check=True)
+    after = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *ids], cwd=root,
+                           capture_output=True, text=True)
+    assert after.returncode == 0, after.stdout
+
+
+def test_fix_json_and_apply(fixture_project, scripted_model):
+    root = fixture_project("demo")
+    server = scripted_model(fix_script("demo"))
+    done = fixloop(root, *load_fix("demo")["test_ids"], "--json", "--apply", "-q", base_url=server.base_url)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "fixed" and result["applied"] is True
+    assert set(result) >= {"runId", "status", "testIds", "summary", "diff", "files", "applied", "steps",
+                           "attempts", "usage", "seconds", "transcript"}
+    assert Path(result["transcript"]).is_file()
+    assert not str(result["transcript"]).startswith(str(root))
+    edited = load_fix("demo")["edits"][0]
+    assert edited["new_text"] in (root / edited["path"]).read_text()
+
+
+def test_not_fixed_exits_1(fixture_project, scripted_model):
+    root = fixture_project("demo")
+    server = scripted_model([{"tool_calls": [{"name": "submit", "arguments": {"summary": "x"}}]}] * 3)
+    done = fixloop(root, *load_fix("demo")["test_ids"], base_url=server.base_url)
+    assert done.returncode == 1
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("case", ["unknown_test", "unreachable", "bad_key", "outside", "no_model",
+                                  "bad_setting"])
+def test_bad_input_gives_one_line_and_exit_2(fixture_project, scripted_model, tmp_path, case):
+    root = fixture_project("demo")
+    ids = load_fix("demo")["test_ids"]
+    server = scripted_model([{"fault": "401"}] if case == "bad_key" else fix_script("demo"))
+    args, env, base_url = list(ids), {}, server.base_url
+    if case == "unknown_test":
+        args = ["tests/test_nope.py::test_missing"]
+    elif case == "unreachable":
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        env = {"FIXLOOP_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+    elif case == "outside":
+        outside = tmp_path / "elsewhere.py"
+        outside.write_text("def test_x():\n    assert False\n")
+        args = [f"{outside}::test_x"]
+    elif case == "no_model":
+        base_url, env = None, {}
+    elif case == "bad_setting":
+        args += ["--max-steps", "0"]
+    done = fixloop(root, *args, base_url=base_url, env=env)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("fixloop: ")]
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    expected = {"unknown_test": "not found", "unreachable": "connection refused",
+                "bad_key": "FIXLOOP_API_KEY", "outside": "outside the project", "no_model": "no model configured",
+                "bad_setting": "maxSteps"}[case]
+    assert expected in lines[0]

@@ -1,0 +1,70 @@
+"""Settings: layered sources, camelCase and snake_case keys, each bad value named once, defaults kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fixloop.config import Settings, SettingsSources, load_settings
+from fixloop.errors import ConfigError
+
+
+def test_defaults_match_the_contract():
+    s = Settings()
+    assert (s.protocol, s.max_steps, s.attempts, s.test_command, s.test_timeout, s.allow_test_edits,
+            s.run_tests_on_save) == ("auto", 30, 3, ("python", "-m", "pytest"), 60.0, False, False)
+
+
+def test_later_sources_win(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.fixloop]\nmodel = "from-pyproject"\nmax_steps = 7\nattempts = 5\n')
+    settings, errors = SettingsSources(
+        tmp_path, env={"FIXLOOP_MODEL": "from-env", "FIXLOOP_BASE_URL": "http://env/v1"},
+        init_options={"model": "from-init", "protocol": "text"},
+        client_config={"model": "from-config"}).resolve()
+    assert errors == []
+    assert settings.model == "from-config"
+    assert settings.max_steps == 7 and settings.attempts == 5
+    assert settings.base_url == "http://env/v1"
+    assert settings.protocol == "text"
+
+
+def test_bad_values_are_each_named_and_defaults_kept(tmp_path: Path):
+    settings, errors = SettingsSources(tmp_path, env={}, init_options={
+        "maxSteps": "many", "protocol": "xml", "testCommand": [], "allowTestEdits": "perhaps",
+        "baseUrl": "ftp://x", "unknownKey": 1}).resolve()
+    assert settings == Settings()
+    assert len(errors) == 6
+    joined = "\n".join(errors)
+    for name in ("maxSteps", "protocol", "testCommand", "allowTestEdits", "baseUrl", "unknownKey"):
+        assert name in joined
+    assert all("\n" not in e for e in errors)
+
+
+def test_test_command_accepts_a_string(tmp_path: Path):
+    settings = load_settings(tmp_path, {"testCommand": "python3 -m pytest -x"}, env={})
+    assert settings.test_command == ("python3", "-m", "pytest", "-x")
+
+
+def test_load_settings_raises_one_clear_error(tmp_path: Path):
+    with pytest.raises(ConfigError, match="command line: maxSteps must be at least 1"):
+        load_settings(tmp_path, {"maxSteps": 0}, env={})
+
+
+def test_broken_pyproject_is_reported_not_raised(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text("[tool.fixloop\n")
+    settings, errors = SettingsSources(tmp_path, env={}).resolve()
+    assert settings == Settings() and len(errors) == 1 and "pyproject.toml" in errors[0]
+
+
+def test_api_key_comes_from_the_named_variable():
+    assert Settings(api_key_env="MY_KEY").api_key({"MY_KEY": "k1", "FIXLOOP_API_KEY": "k2"}) == "k1"
+    assert Settings().api_key({"FIXLOOP_API_KEY": "k2", "OPENAI_API_KEY": "k3"}) == "k2"
+    assert Settings().api_key({"OPENAI_API_KEY": "k3"}) == "k3"
+    assert Settings().api_key({}) is None
+
+
+def test_missing_model_is_an_actionable_error():
+    with pytest.raises(ConfigError, match="FIXLOOP_MODEL"):
+        Settings().require_model()
