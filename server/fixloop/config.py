@@ -1,4 +1,4 @@
-"""Settings: defaults < [tool.fixloop] in pyproject.toml < env < initializationOptions < workspace/configuration.
+"""Settings: defaults < [tool.fixloop] < env < initializationOptions < workspace/configuration < CLI.
 
 Every source uses the same keys (camelCase; snake_case accepted in pyproject.toml). Each bad value is
 named in one clear error; `Settings.merge` returns the errors beside settings that keep the last good

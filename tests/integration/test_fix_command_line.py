@@ -92,6 +92,7 @@ def test_bad_input_gives_one_line_and_exit_2(fixture_project, scripted_model, tm
     assert len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr
     expected = {"unknown_test": "not found", "unreachable": "connection refused",
-                "bad_key": "FIXLOOP_API_KEY", "outside": "outside the project", "no_model": "no model configured",
+                "bad_key": "FIXLOOP_API_KEY", "outside": "outside the project",
+                "no_model": "no model configured",
                 "bad_setting": "maxSteps"}[case]
     assert expected in lines[0]
