@@ -8,12 +8,10 @@ are left to the protocol itself (-32602 for an unknown command, -32800 after $/c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fixloop.errors import FixloopError
-
-if TYPE_CHECKING:
-    from fixloop.lsp.server import FixloopServer
+from fixloop.lsp.server import FixloopServer
 
 FIX_FAILING_TEST = "fixloop.server.fixFailingTest"
 RUN_TESTS = "fixloop.server.runTests"
