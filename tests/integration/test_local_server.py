@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from fixloop.config import Settings
 from fixloop.errors import ModelError
 from fixloop.model import local

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from fixloop.errors import ConfigError, ModelError
 from fixloop.model import pull as pull_module
 from fixloop.model.catalog import ModelInfo, PartPackages
