@@ -676,3 +676,36 @@ def test_react_observation_echo_at_start_is_kept() -> None:
     p = parse("Observation: 1 failed\nThought: fix it\nAction: read_file\nAction Input: a.py")
     assert p.calls == (ParsedCall("read_file", {"path": "a.py"}),)
     assert p.thought == "Observation: 1 failed\nfix it"
+
+
+def test_python_set_literal_is_not_a_json_argument() -> None:
+    p = parse("{'name': 'read_file', 'arguments': {1: {1, 2}}}")
+    assert p.calls == (ParsedCall("read_file", "{1: {1, 2}}"),)
+
+
+def test_python_tuple_becomes_list() -> None:
+    p = parse("{'name': 'run_tests', 'arguments': {'node_ids': ('a', 'b')}}")
+    assert p.calls == (ParsedCall("run_tests", {"node_ids": ["a", "b"]}),)
+
+
+_MESSAGES = [
+    'Thought: x\nAction: edit_file\nAction Input: {"path": "a.py",'
+    ' "old_text": "def f(x):\\n    return {x: 1}",'
+    ' "new_text": "it\'s \\"q\\" ```"}\nObservation: ok',
+    '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.py"}}\n</tool_call>\n'
+    '<tool_call>{"name": "x", "arguments": "{\\"a\\": [1, 2"}</tool_call>',
+    'Sure!\n```json\n[{"function": {"name": "read_file", "arguments": {"path": "a.py"}}},'
+    ' {"tool": "run_tests", "args": {}}]\n```\nFinal Answer: `done`',
+    "Action: edit_file(path='a.py', old_text='''x\n''', new_text=\"y\", **k)\nAction: read_file[b.py]",
+]
+
+
+@pytest.mark.parametrize("message", _MESSAGES)
+def test_every_prefix_parses_without_error(message: str) -> None:
+    """Streaming and max_tokens cut messages anywhere; the parser must never raise."""
+    for i in range(len(message) + 1):
+        p = parse(message[:i])
+        assert p.style in {"react", "tool_call_tag", "json", "none"}
+        for call in p.calls:
+            if isinstance(call.arguments, dict):
+                json.dumps(call.arguments)

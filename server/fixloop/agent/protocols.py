@@ -357,8 +357,16 @@ class _JsonWords(ast.NodeTransformer):
 
 
 def _literal(s: str) -> Any:
+    """A Python literal (JSON's true/false/null allowed) as JSON values; sets and bytes are refused."""
     tree = ast.parse(s.strip(), mode="eval")
-    return ast.literal_eval(_JsonWords().visit(tree).body)
+    return _as_json(ast.literal_eval(_JsonWords().visit(tree).body))
+
+
+def _as_json(value: Any) -> Any:
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _loads_loose(s: str) -> Any:
@@ -742,11 +750,12 @@ def _loose_call_args(inner: str, bracket: str) -> dict[str, Any] | str:
     if bracket == "(":
         try:
             call = ast.parse(f"_f({s})", mode="eval").body
-        except SyntaxError:
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             call = None
         if isinstance(call, ast.Call) and not call.args and call.keywords:
             try:
-                args = {kw.arg: ast.literal_eval(_JsonWords().visit(kw.value)) for kw in call.keywords}
+                words = _JsonWords()
+                args = {kw.arg: _as_json(ast.literal_eval(words.visit(kw.value))) for kw in call.keywords}
             except (ValueError, TypeError, SyntaxError, RecursionError):
                 return s
             if all(k is not None for k in args):
