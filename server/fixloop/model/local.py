@@ -143,6 +143,7 @@ class LocalModelServer:
             path = self.log_path
         else:
             path = Path(platformdirs.user_log_dir("fixloop")) / f"local-model-{os.getpid()}-{port}.log"
+            _prune_logs(path.parent)
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -224,6 +225,15 @@ def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
             process.send_signal(sig)
 
 
+def _prune_logs(directory: Path, days: float = 7) -> None:
+    """Remove local-model logs older than `days` (one log per process and port accumulates)."""
+    cutoff = time.time() - days * 86400
+    for old in directory.glob("local-model-*.log"):
+        with contextlib.suppress(OSError):
+            if old.stat().st_mtime < cutoff:
+                old.unlink()
+
+
 def _log_tail(path: Path, lines: int = 5) -> str:
     try:
         text = path.read_text(errors="replace")
@@ -233,8 +243,13 @@ def _log_tail(path: Path, lines: int = 5) -> str:
     return " | ".join(kept[-lines:])[-600:]
 
 
+_HAS_SERVER: set[str] = set()  # interpreters already found complete (only success is remembered)
+
+
 def _missing_modules(python: str) -> list[str] | None:
     """The server modules `python` lacks (found without importing them); None if it cannot run."""
+    if python in _HAS_SERVER:
+        return []
     probe = ("import importlib.util, sys\n"
              "print(' '.join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))")
     try:
@@ -244,7 +259,10 @@ def _missing_modules(python: str) -> list[str] | None:
         return None
     if done.returncode != 0:
         return None
-    return done.stdout.split()
+    missing = done.stdout.split()
+    if not missing:
+        _HAS_SERVER.add(python)
+    return missing
 
 
 def resolve_local_model(spec: str, *, directory: Path | None = None,
