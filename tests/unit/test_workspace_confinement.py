@@ -115,6 +115,13 @@ def test_ordinary_names_that_look_close_are_allowed(project: Path, path: str) ->
     assert Workspace(project).resolve(path) == project.resolve() / path
 
 
+def test_symlink_loop_is_rejected(project: Path) -> None:
+    (project / "a").symlink_to(project / "b")
+    (project / "b").symlink_to(project / "a")
+    with pytest.raises(PathError, match="symlink loop"):
+        Workspace(project).resolve("a/x.py")
+
+
 def test_nul_byte_is_rejected(project: Path) -> None:
     with pytest.raises(PathError, match="NUL byte"):
         Workspace(project).resolve("src/app.py\x00.txt")

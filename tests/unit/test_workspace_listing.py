@@ -105,6 +105,13 @@ def test_links_out_of_the_tree_are_not_listed(tmp_path: Path) -> None:
     assert Workspace(root).list_files() == ["a.py"]
 
 
+def test_symlink_loops_are_not_listed(tmp_path: Path) -> None:
+    root = make(tmp_path, {"a.py": ""})
+    (root / "x").symlink_to(root / "y")
+    (root / "y").symlink_to(root / "x")
+    assert Workspace(root).list_files() == ["a.py"]
+
+
 @pytest.mark.parametrize(
     ("rules", "path", "is_dir", "ignored"),
     [

@@ -71,7 +71,10 @@ class Workspace:
             raise PathError(f"path {path!r} is outside the project; use a path relative to the project root, "
                             f"{EXAMPLE}")
         self._check_protected(lexical.relative_to(self.root), path)
-        real = lexical.resolve()
+        try:
+            real = lexical.resolve()
+        except (OSError, RuntimeError):  # a symlink loop
+            raise PathError(f"path {path!r} is a symlink loop; use a real file inside the project") from None
         if not _under(real, self.root):
             raise PathError(f"path {path!r} is a link that leads outside the project; only files inside the "
                             f"project can be used")
@@ -200,7 +203,7 @@ class Workspace:
             full = base / rel
             if not full.is_file():  # deleted in the work tree, or a submodule
                 continue
-            if full.is_symlink() and not _under(full.resolve(), self.root):
+            if full.is_symlink() and not _links_inside(full, self.root):
                 continue
             files.append(f"{prefix}/{rel}" if prefix else rel)
         return files
@@ -232,7 +235,7 @@ class Workspace:
                 full = current / name
                 if ignore.ignored(rel, False):
                     continue
-                if full.is_symlink() and not _under(full.resolve(), self.root):
+                if full.is_symlink() and not _links_inside(full, self.root):
                     continue
                 files.append(rel)
                 if len(files) >= MAX_LISTED:
@@ -248,6 +251,13 @@ def is_secret_name(name: str) -> bool:
 
 def _under(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
+
+
+def _links_inside(link: Path, root: Path) -> bool:
+    try:
+        return _under(link.resolve(), root)
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
 
 
 def _glob_match(rel: str, pattern: str) -> bool:
