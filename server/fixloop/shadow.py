@@ -450,21 +450,22 @@ def _lines(text: str) -> list[str]:
 def unified_diff(changes: list[FileChange]) -> str:
     """A git-style unified diff of `changes` (new and deleted files included)."""
     out: list[str] = []
+    headers_only: list[str] = []
     for change in changes:
         old_lines = _lines(change.old_text or "")
         new_lines = _lines(change.new_text or "")
-        out.append(f"diff --git a/{change.path} b/{change.path}\n")
-        if change.old_text is None:
-            out.append("new file mode 100644\n")
-        elif change.new_text is None:
-            out.append("deleted file mode 100644\n")
         if old_lines == new_lines:
-            continue  # an empty file created or deleted: the header says it all
+            # An empty file created or deleted: only git's extended header can say so, and it must come
+            # after the plain ---/+++ patches (git would read their headers as part of its own).
+            if change.old_text is None or change.new_text is None:
+                kind = "new" if change.old_text is None else "deleted"
+                headers_only.append(f"diff --git a/{change.path} b/{change.path}\n{kind} file mode 100644\n")
+            continue
         out.append("--- /dev/null\n" if change.old_text is None else f"--- a/{change.path}\n")
         out.append("+++ /dev/null\n" if change.new_text is None else f"+++ b/{change.path}\n")
         for line in list(difflib.unified_diff(old_lines, new_lines, n=3, lineterm="\n"))[2:]:
             out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+    return "".join(out + headers_only)
 
 
 def apply_changes(root: Path, changes: list[FileChange]) -> None:
