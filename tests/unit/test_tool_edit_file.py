@@ -235,3 +235,18 @@ async def test_binary_file_cannot_be_edited(toolbox: Toolbox, root: Path) -> Non
     (root / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     result = await edit(toolbox, "img.png", "PNG", "JPG")
     assert result.is_error and "binary file" in result.text
+
+
+async def test_test_files_are_refused_when_tests_are_protected(root: Path) -> None:
+    (root / "tests").mkdir()
+    (root / "tests" / "test_app.py").write_text("def test_x():\n    assert 1 == 2\n")
+    toolbox = build_toolbox(Workspace(root), None, protect_tests=True)
+    edited = await edit(toolbox, "tests/test_app.py", "1 == 2", "1 == 1")
+    created = await edit(toolbox, "conftest.py", "", "import os\n")
+    written = await toolbox.call("write_file", {"path": "tests/test_app.py", "content": "pass\n"})
+    for result in (edited, created, written):
+        assert result.is_error and "is a test file, and this run may not change tests" in result.text
+    assert (root / "tests" / "test_app.py").read_text() == "def test_x():\n    assert 1 == 2\n"
+    assert not (await edit(toolbox, "src/app.py", "a - b", "a + b")).is_error
+    unprotected = build_toolbox(Workspace(root), None)
+    assert not (await edit(unprotected, "tests/test_app.py", "1 == 2", "1 == 1")).is_error

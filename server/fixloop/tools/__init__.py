@@ -25,15 +25,20 @@ def build_toolbox(
     default_test_ids: Sequence[str] = (),
     output_cap: int = 16 * 1024,
     write_file_max_bytes: int = 12_000,
+    protect_tests: bool = False,
 ) -> Toolbox:
-    """The seven tools of a fix run, confined to `workspace`, testing with `runner`."""
+    """The seven tools of a fix run, confined to `workspace`, testing with `runner`.
+
+    With `protect_tests` (pass `not settings.allow_test_edits`) edit_file and write_file refuse test files
+    up front, so the model learns it at once rather than from the verification gate.
+    """
     tools: list[Tool] = [
         ReadFileTool(workspace),
         ListFilesTool(workspace),
         SearchTool(workspace),
         RunTestsTool(runner, default_test_ids),
-        EditFileTool(workspace),
-        WriteFileTool(workspace, write_file_max_bytes),
+        EditFileTool(workspace, protect_tests),
+        WriteFileTool(workspace, write_file_max_bytes, protect_tests),
         SubmitTool(),
     ]
     return Toolbox(tools, output_cap=output_cap)

@@ -44,8 +44,9 @@ class EditFileTool(Tool):
     read_only = False
     truncation_hint = "read_file shows the rest"
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, protect_tests: bool = False) -> None:
         self.workspace = workspace
+        self.protect_tests = protect_tests
 
     async def run(self, path: str, old_text: str, new_text: str) -> ToolResult:
         old = normalize_newlines(old_text)
@@ -54,6 +55,7 @@ class EditFileTool(Tool):
             return self._create(path, new)
         resolved = self.workspace.resolve_file(path, must_exist=True)
         rel = self.workspace.relative(resolved)
+        refuse_test_edit(self.workspace, rel, self.protect_tests)
         if not old.strip():
             raise FileToolError("old_text is only whitespace; give the exact lines to replace (or \"\" to "
                                 "create a new file)")
@@ -88,6 +90,7 @@ class EditFileTool(Tool):
     def _create(self, path: str, content: str) -> ToolResult:
         resolved = self.workspace.resolve_file(path, must_exist=False)
         rel = self.workspace.relative(resolved)
+        refuse_test_edit(self.workspace, rel, self.protect_tests)
         if resolved.exists():
             existing = read_text(resolved, rel)
             if existing.text.strip():
@@ -105,6 +108,13 @@ class EditFileTool(Tool):
         resolved.write_bytes(content.encode("utf-8"))
         lines = from_text(content).lines
         return ToolResult(f"created {rel} ({count_lines(len(lines))})")
+
+
+def refuse_test_edit(workspace: Workspace, rel: str, protect_tests: bool) -> None:
+    """A FileToolError when this run may not change tests and `rel` is test code."""
+    if protect_tests and workspace.is_test_file(rel):
+        raise FileToolError(f"'{rel}' is a test file, and this run may not change tests; fix the code under "
+                            f"test instead")
 
 
 def _span(first: int, last: int) -> str:

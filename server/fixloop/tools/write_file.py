@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from fixloop.tools.base import Tool, ToolResult
+from fixloop.tools.edit_file import refuse_test_edit
 from fixloop.tools.textfile import (
     FileToolError,
     count_lines,
@@ -38,14 +39,17 @@ class WriteFileTool(Tool):
     }
     read_only = False
 
-    def __init__(self, workspace: Workspace, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, workspace: Workspace, max_bytes: int = DEFAULT_MAX_BYTES,
+                 protect_tests: bool = False) -> None:
         self.workspace = workspace
+        self.protect_tests = protect_tests
         self.max_bytes = max_bytes
         self.description = WriteFileTool.description.format(limit=max_bytes)  # type: ignore[misc]
 
     async def run(self, path: str, content: str) -> ToolResult:
         resolved = self.workspace.resolve_file(path, must_exist=False)
         rel = self.workspace.relative(resolved)
+        refuse_test_edit(self.workspace, rel, self.protect_tests)
         text = normalize_newlines(content)
         size = len(text.encode("utf-8"))
         if size > self.max_bytes:
