@@ -1,4 +1,4 @@
-"""Each bad request gets a clear one-line error (a FixResult with status "error" plus showMessage), never a hang."""
+"""Each bad request gets a clear one-line error (status "error" plus showMessage), never a hang."""
 
 from __future__ import annotations
 
