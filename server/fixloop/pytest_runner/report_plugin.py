@@ -1,4 +1,4 @@
-"""pytest plugin that writes each test event as a JSON line to $FIXLOOP_REPORT_FILE (stdlib only).
+"""pytest plugin that writes each test event as a JSON line to $FIXLOOP_REPORT_FILE (stdlib and pytest only).
 
 The runner copies this file next to a temp report file and loads it with `-p fixloop_pytest_report`, so it
 must not import fixloop: the project's interpreter may not have it. Lines are flushed as they happen, so a
@@ -8,6 +8,8 @@ run killed on timeout still tells which tests finished and which one was running
 import json
 import os
 import traceback
+
+import pytest
 
 _ENV = "FIXLOOP_REPORT_FILE"
 _MAX_TEXT = 6000
@@ -66,6 +68,14 @@ def _entry_frames(report):
         if loc is not None:
             frames.append([str(loc.path), int(loc.lineno), ""])
     return frames
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    # Plugins that write into the rootdir by default write into our scratch folder instead.
+    scratch = os.path.dirname(os.environ.get(_ENV, "")) or None
+    if scratch and str(getattr(config.option, "benchmark_storage", "")).endswith("./.benchmarks"):
+        config.option.benchmark_storage = "file://" + os.path.join(scratch, "benchmarks")
 
 
 def pytest_sessionstart(session):

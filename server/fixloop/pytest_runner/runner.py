@@ -107,6 +107,7 @@ class PytestRunner:
             env.update(self.env)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env[REPORT_ENV] = str(report_path)
+        env.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(workdir / "hypothesis"))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(workdir), env.get("PYTHONPATH", "")) if p)
         env.pop("PYTEST_CURRENT_TEST", None)
         return env
