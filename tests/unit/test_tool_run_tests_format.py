@@ -124,3 +124,11 @@ def test_nothing_ran_shows_the_output_tail() -> None:
     text = format_test_run(Run({}, exit_code=4, output="ERROR: file or directory not found: tests/nope.py\n"))
     assert text == ("no tests ran in 0.31s\npytest exited with code 4; its output ends:\n"
                     "ERROR: file or directory not found: tests/nope.py")
+
+
+async def test_long_reports_are_capped_with_run_fewer_tests(tmp_path) -> None:
+    results = {f"t::f{n}": Outcome(f"t::f{n}", "failed", "boom " * 50, traceback="x" * 2000)
+               for n in range(8)}
+    toolbox = build_toolbox(Workspace(tmp_path), FakeRunner(Run(results)), output_cap=1000)
+    result = await toolbox.call("run_tests", {})
+    assert result.text.endswith("more bytes not shown; run fewer tests]")

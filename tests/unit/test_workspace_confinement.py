@@ -159,6 +159,7 @@ def test_windows_separators_and_file_uri(project: Path) -> None:
     ws = Workspace(project)
     assert ws.resolve("src\\app.py") == ws.root / "src" / "app.py"
     assert ws.resolve(f"file://{project / 'src' / 'app.py'}") == ws.root / "src" / "app.py"
+    assert ws.resolve(f"file://{project / 'src'}/my%20app.py") == ws.root / "src" / "my app.py"
 
 
 def test_relative_uses_forward_slashes(project: Path) -> None:

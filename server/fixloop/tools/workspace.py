@@ -7,6 +7,7 @@ import fnmatch
 import os
 import subprocess
 from pathlib import Path, PurePosixPath
+from urllib.parse import unquote
 
 from fixloop.errors import PathError
 from fixloop.tools.gitignore import GitIgnore
@@ -52,7 +53,7 @@ class Workspace:
                             f"root, {EXAMPLE}")
         text = path.strip()
         if text.startswith("file://"):
-            text = text[len("file://") :]
+            text = unquote(text[len("file://") :])
         if text.startswith("~"):
             raise PathError(f"path {path!r} is outside the project; use a path relative to the project root, "
                             f"{EXAMPLE}")
