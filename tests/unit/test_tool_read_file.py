@@ -106,3 +106,17 @@ async def test_long_output_is_capped_with_where_to_continue(root: Path) -> None:
     assert "use start_line=" in last and "to read the rest" in last
     shown_line = int(last.split("line ")[1].split(";")[0])
     assert f"{shown_line:>4} | value_{shown_line}" in result.text
+
+
+async def test_a_traceback_location_reads_around_the_line(toolbox: Toolbox) -> None:
+    result = await toolbox.call("read_file", {"path": "src/app.py:18"})
+    assert result.text.splitlines()[0] == "src/app.py (lines 3-20 of 20)"
+    column = await toolbox.call("read_file", {"path": "src/app.py:2:5"})
+    assert column.text.splitlines()[0] == "src/app.py (lines 1-17 of 20)"
+
+
+async def test_a_test_id_reads_its_file(toolbox: Toolbox, root: Path) -> None:
+    (root / "tests").mkdir()
+    (root / "tests" / "test_app.py").write_text("def test_x():\n    pass\n")
+    result = await toolbox.call("read_file", {"path": "tests/test_app.py::test_x[a-1]"})
+    assert result.text.splitlines()[0] == "tests/test_app.py (lines 1-2 of 2)"

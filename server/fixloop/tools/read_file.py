@@ -10,6 +10,8 @@ from fixloop.tools.textfile import FileToolError, numbered, read_text
 from fixloop.tools.workspace import Workspace
 
 _LAST_NUMBER = re.compile(r"^\s*(\d+) \|", re.MULTILINE)
+_LOCATION = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+)(?::\d+)?|::[\w\[\]\-.:/ ]+)$")
+AROUND = 15
 
 
 class ReadFileTool(Tool):
@@ -37,6 +39,7 @@ class ReadFileTool(Tool):
         self.workspace = workspace
 
     async def run(self, path: str, start_line: int | None = None, end_line: int | None = None) -> ToolResult:
+        path, start_line, end_line = self._location(path, start_line, end_line)
         resolved = self.workspace.resolve_file(path)
         rel = self.workspace.relative(resolved)
         lines = read_text(resolved, rel).lines
@@ -55,6 +58,16 @@ class ReadFileTool(Tool):
         end = min(end, total)
         header = f"{rel} (lines {start}-{end} of {total})"
         return ToolResult(header + "\n" + numbered(lines[start - 1 : end], start))
+
+    def _location(self, path: str, start: int | None, end: int | None) -> tuple[str, int | None, int | None]:
+        """'src/app.py:12' (a traceback location) or 'tests/test_x.py::test_y' (a test id) read as a file."""
+        found = _LOCATION.match(path.strip())
+        if found is None or self.workspace.resolve(path).exists():
+            return path, start, end
+        line = found.group("line")
+        if line is not None and start is None and end is None:
+            return found.group("path"), max(1, int(line) - AROUND), int(line) + AROUND
+        return found.group("path"), start, end
 
     def truncation_notice(self, shown: str, omitted_bytes: int) -> str:
         numbers = _LAST_NUMBER.findall(shown)
