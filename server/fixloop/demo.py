@@ -1,0 +1,290 @@
+"""`fixloop demo`: fix the bundled demo project's failing test through a real LSP session, live."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+from pygls.uris import from_fs_path, to_fs_path
+
+from fixloop.errors import ConfigError
+
+FIX_COMMAND = "fixloop.server.fixFailingTest"
+DEMO_TEST = "tests/test_mathutils.py::test_factorial_of_five"
+DEMO_ENV = "FIXLOOP_DEMO_PROJECT"
+TOKEN = "fixloop-demo"
+
+
+def demo_project() -> Path:
+    """The bundled demo project: $FIXLOOP_DEMO_PROJECT, else fixtures/projects/demo of this checkout."""
+    override = os.environ.get(DEMO_ENV)
+    candidates = [Path(override)] if override else []
+    candidates.append(Path(__file__).resolve().parents[2] / "fixtures" / "projects" / "demo")
+    for candidate in candidates:
+        if (candidate / "tests").is_dir():
+            return candidate
+    raise ConfigError(f"the demo project is not here ({candidates[-1]}): run `fixloop demo` from a source "
+                      f"checkout (pip install -e .) or set {DEMO_ENV}")
+
+
+def demo_target(project: Path) -> dict[str, Any]:
+    """The fixFailingTest argument: the demo test, else the first failing test in the first test file."""
+    path, _, name = DEMO_TEST.partition("::")
+    test_file = project / path
+    if test_file.is_file() and f"def {name}(" in test_file.read_text(encoding="utf-8"):
+        return {"testId": DEMO_TEST}
+    files = sorted((project / "tests").glob("test_*.py"))
+    if not files:
+        raise ConfigError(f"the demo project {project} has no tests/test_*.py; set {DEMO_ENV} to another")
+    return {"uri": _uri(files[0])}
+
+
+def _uri(path: Path) -> str:
+    return from_fs_path(str(path)) or path.as_uri()
+
+
+def _value(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+@dataclass
+class DemoView:
+    """Prints the server's progress as it streams in; a growing thought rewrites one line on a terminal."""
+
+    out: TextIO
+    started: float = field(default_factory=time.monotonic)
+    last: str = ""
+    open_line: bool = False
+    tty: bool = False
+
+    def __post_init__(self) -> None:
+        self.tty = bool(getattr(self.out, "isatty", lambda: False)())
+
+    def stamp(self) -> str:
+        return f"[{time.monotonic() - self.started:6.1f}s]"
+
+    def progress(self, value: Any) -> None:
+        kind = _value(value, "kind")
+        message = _value(value, "message") or ""
+        if kind == "begin":
+            message = f"{_value(value, 'title') or 'fixloop'}: {message}".rstrip(": ")
+        if not message or message == self.last:
+            return
+        self.last = message
+        plain = kind == "report" and not message.startswith(("→", "←", "✗", "✓"))
+        if self.tty and plain:
+            # A thought being streamed: keep rewriting one line until an action arrives.
+            self.out.write(f"\r\x1b[K{self.stamp()} {message}")
+            self.open_line = True
+        else:
+            self.line(message)
+        self.out.flush()
+
+    def line(self, text: str) -> None:
+        if self.open_line:
+            self.out.write("\n")
+            self.open_line = False
+        self.out.write(f"{self.stamp()} {text}\n")
+        self.out.flush()
+
+    def say(self, text: str) -> None:
+        if self.open_line:
+            self.out.write("\n")
+            self.open_line = False
+        self.out.write(text + "\n")
+        self.out.flush()
+
+
+def apply_workspace_edit(edit: types.WorkspaceEdit) -> tuple[bool, str | None]:
+    """Apply text edits to files on disk (the demo's copy): documentChanges or changes."""
+    per_file: list[tuple[str, list[Any]]] = []
+    for change in edit.document_changes or []:
+        if not isinstance(change, types.TextDocumentEdit):
+            return False, f"the demo client cannot {type(change).__name__}"
+        per_file.append((change.text_document.uri, list(change.edits)))
+    for uri, edits in (edit.changes or {}).items():
+        per_file.append((uri, list(edits)))
+    for uri, edits in per_file:
+        path = Path(to_fs_path(uri) or uri)
+        try:
+            text = path.read_text(encoding="utf-8") if path.exists() else ""
+            path.write_text(apply_text_edits(text, edits), encoding="utf-8", newline="")
+        except (OSError, IndexError) as error:
+            return False, f"{path}: {error}"
+    return True, None
+
+
+def apply_text_edits(text: str, edits: list[Any]) -> str:
+    """Apply LSP TextEdits (UTF-16 columns), last first."""
+    lines = text.splitlines(keepends=True) or [""]
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: types.Position) -> int:
+        if position.line >= len(lines):
+            return len(text)
+        line, units, index = lines[position.line], 0, 0
+        while index < len(line) and units < position.character and line[index] not in "\r\n":
+            units += 2 if ord(line[index]) > 0xFFFF else 1
+            index += 1
+        return starts[position.line] + index
+
+    for edit in sorted(edits, key=lambda e: (offset(e.range.start), offset(e.range.end)), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+    return text
+
+
+def _client(view: DemoView, trace: TextIO) -> LanguageClient:
+    client = LanguageClient("fixloop-demo", "1")
+
+    @client.feature(types.PROGRESS)
+    def progress(params: types.ProgressParams) -> None:
+        if params.token == TOKEN and params.value:
+            view.progress(params.value)
+
+    @client.feature(types.WINDOW_LOG_MESSAGE)
+    def log_message(params: types.LogMessageParams) -> None:
+        trace.write(params.message + "\n")
+        trace.flush()
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE)
+    def show_message(params: types.ShowMessageParams) -> None:
+        trace.write(f"[message] {params.message}\n")
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def diagnostics(params: types.PublishDiagnosticsParams) -> None:
+        pass
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        actions = params.actions or []
+        return actions[0] if actions else None
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        applied, reason = apply_workspace_edit(params.edit)
+        return types.ApplyWorkspaceEditResult(applied=applied, failure_reason=reason)
+
+    return client
+
+
+CAPABILITIES = types.ClientCapabilities(
+    window=types.WindowClientCapabilities(work_done_progress=True),
+    workspace=types.WorkspaceClientCapabilities(
+        apply_edit=True, configuration=False,
+        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)),
+)
+
+
+async def _drain(stream: asyncio.StreamReader | None, log: TextIO) -> None:
+    if stream is None:
+        return
+    while line := await stream.readline():
+        log.write(line.decode(errors="replace"))
+        log.flush()
+
+
+def _prepare_local_model(model: str, view: DemoView) -> None:
+    """Download the local model if needed (with a progress bar) and check llama.cpp is installed."""
+    from fixloop.model.catalog import get_model
+    from fixloop.model.local import resolve_local_model
+    from fixloop.model.pull import status
+
+    info = get_model(model.partition(":")[2] or None)
+    if status(info) in ("missing", "incomplete"):
+        from fixloop.model.commands import _pull
+
+        view.say(f"downloading {info.name} ({info.size_mb:,} MB), once...")
+        _pull(info.name, force=False)
+    resolve_local_model(model)
+
+
+async def run_demo(model: str, base_url: str | None) -> int:
+    """Copy the demo project, start `fixloop serve`, fix its failing test live; 0 when fixed and applied."""
+    view = DemoView(sys.stdout)
+    project = demo_project()
+    target = demo_target(project)
+    if model == "local" or model.startswith("local:"):
+        await asyncio.to_thread(_prepare_local_model, model, view)
+    workdir = Path(tempfile.mkdtemp(prefix="fixloop-demo-"))
+    root = workdir / "project"
+    shutil.copytree(project, root, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    what = target.get("testId") or target["uri"]
+    view.say(f"fixloop demo: fixing {what}\n  in {root} (a copy of {project})\n  model: {model}"
+             + (f" at {base_url}" if base_url else " (llama.cpp on this machine)" if model.startswith("local")
+                else ""))
+    init_options: dict[str, Any] = {"model": model}
+    if base_url:
+        init_options["baseUrl"] = base_url
+
+    with (workdir / "trace.log").open("w", encoding="utf-8") as trace, \
+            (workdir / "server.log").open("w", encoding="utf-8") as server_log:
+        client = _client(view, trace)
+        await client.start_io(sys.executable, "-m", "fixloop", "serve", cwd=str(root))
+        process = client._server
+        drain = asyncio.create_task(_drain(process.stderr if process else None, server_log))
+        result: Any = None
+        try:
+            await client.initialize_async(types.InitializeParams(
+                capabilities=CAPABILITIES, root_uri=_uri(root), process_id=os.getpid(),
+                workspace_folders=[types.WorkspaceFolder(uri=_uri(root), name="demo")],
+                initialization_options=init_options))
+            client.initialized(types.InitializedParams())
+            view.line("language server up; asking it to fix the test")
+            result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+                command=FIX_COMMAND, arguments=[target], work_done_token=TOKEN))
+        finally:
+            await _shutdown(client, process)
+            drain.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await drain
+    return _report(view, result, root, workdir)
+
+
+async def _shutdown(client: LanguageClient, process: asyncio.subprocess.Process | None) -> None:
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(client.shutdown_async(None), 10)
+        client.exit(None)
+    if process is not None and process.returncode is None:
+        try:
+            await asyncio.wait_for(process.wait(), 10)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(client.stop(), 5)
+
+
+def _report(view: DemoView, result: Any, root: Path, workdir: Path) -> int:
+    if not isinstance(result, dict):
+        result = {} if result is None else dict(getattr(result, "__dict__", {}))
+    status = result.get("status", "error")
+    seconds = time.monotonic() - view.started
+    if result.get("diff"):
+        view.say("\nthe verified fix:\n" + result["diff"].rstrip("\n"))
+    if status == "fixed" and result.get("applied"):
+        check = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=root,
+                               capture_output=True, text=True, timeout=300)
+        summary = (check.stdout.strip().splitlines() or ["(no output)"])[-1]
+        view.say(f"\napplied to the copy; its tests now: {summary}")
+    message = (result.get("error") or {}).get("message") if isinstance(result.get("error"), dict) else None
+    usage = result.get("usage") or {}
+    view.say(f"\n{status}: {message or result.get('summary') or ''}".rstrip()
+             + f"\n{result.get('steps', 0)} model turns, {usage.get('promptTokens', 0)} prompt tokens, "
+             f"{usage.get('completionTokens', 0)} completion tokens, {seconds:.0f} s in all"
+             f"\nfull trace: {workdir / 'trace.log'}; server log: {workdir / 'server.log'}")
+    if status == "fixed" and result.get("applied"):
+        return 0
+    return 2 if status == "error" else 1
