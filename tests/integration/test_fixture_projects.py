@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -10,7 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from support import PROJECTS_DIR, apply_edits, copy_project, fixture_names, load_fix
+from fixloop.testing.scripted_model import normalize_script
+from support import (
+    PROJECTS_DIR,
+    TEXT_STYLES,
+    apply_edits,
+    copy_project,
+    fix_script,
+    fixture_names,
+    load_fix,
+    text_fix_script,
+)
 
 OUTCOME = re.compile(r"^(PASSED|FAILED|ERROR) (\S+)", re.MULTILINE)
 HANG_TIMEOUT_S = 5
@@ -92,3 +103,34 @@ def test_crlf_fixture_really_has_crlf_and_non_ascii() -> None:
     raw = (PROJECTS_DIR / "unicode_crlf" / "greetings.py").read_bytes()
     assert raw.count(b"\r\n") == raw.count(b"\n") > 5
     assert "✓".encode() in raw and "🎉".encode() in raw
+
+
+@pytest.mark.parametrize("name", fixture_names())
+def test_fix_scripts_perform_the_recorded_fix(name: str) -> None:
+    fix = load_fix(name)
+    expected = [
+        ("read_file", {"path": path}) for path in dict.fromkeys(edit["path"] for edit in fix["edits"])
+    ]
+    expected += [("edit_file", edit) for edit in fix["edits"]]
+    expected += [("run_tests", {"test_ids": fix["test_ids"]}), ("submit", {"summary": fix["description"]})]
+    turns = normalize_script(fix_script(name))["turns"]
+    calls = [(c["name"], json.loads(c["arguments"])) for turn in turns for c in turn["tool_calls"]]
+    assert calls == expected
+    assert all(turn["content"] for turn in turns)
+    assert all(turn["stream"] is False for turn in fix_script(name, stream=False))
+    for style in TEXT_STYLES:
+        texts = [turn["content"] for turn in normalize_script(text_fix_script(name, style))["turns"]]
+        assert [action_of(style, text) for text in texts] == expected
+
+
+def action_of(style: str, text: str) -> tuple[str, dict]:
+    """Parse one text-protocol action back (the inverse of support.text_action)."""
+    if style == "react":
+        match = re.fullmatch(r"Thought: .+\nAction: (\w+)\nAction Input: (.+)", text, re.DOTALL)
+        assert match, text
+        return match[1], json.loads(match[2])
+    pattern = r".+\n<tool_call>\n(.+)\n</tool_call>" if style == "tool_call_tag" else r"```json\n(.+)\n```"
+    match = re.fullmatch(pattern, text, re.DOTALL)
+    assert match, text
+    call = json.loads(match[1])
+    return call["name"], call["arguments"]
