@@ -250,3 +250,28 @@ async def test_test_files_are_refused_when_tests_are_protected(root: Path) -> No
     assert not (await edit(toolbox, "src/app.py", "a - b", "a + b")).is_error
     unprotected = build_toolbox(Workspace(root), None)
     assert not (await edit(unprotected, "tests/test_app.py", "1 == 2", "1 == 1")).is_error
+
+
+async def test_latin1_file_keeps_its_encoding(tmp_path: Path) -> None:
+    (tmp_path / "l.py").write_bytes("# caf\xe9\nname = 'Zo\xeb'\n".encode("latin-1"))
+    toolbox = build_toolbox(Workspace(tmp_path), None)
+    result = await edit(toolbox, "l.py", "name = 'Zoë'", "name = 'Zoé'")
+    assert not result.is_error, result.text
+    assert (tmp_path / "l.py").read_bytes() == "# caf\xe9\nname = 'Zo\xe9'\n".encode("latin-1")
+    refused = await edit(toolbox, "l.py", "name = 'Zoé'", "name = '✓'")
+    assert refused.is_error and "cannot hold" in refused.text
+
+
+async def test_utf8_bom_is_kept_and_does_not_break_the_syntax_check(tmp_path: Path) -> None:
+    (tmp_path / "b.py").write_bytes(b"\xef\xbb\xbfx = 1\ny = 2\n")
+    toolbox = build_toolbox(Workspace(tmp_path), None)
+    result = await edit(toolbox, "b.py", "x = 1", "x = 3")
+    assert not result.is_error and "still has" not in result.text, result.text
+    assert (tmp_path / "b.py").read_bytes() == b"\xef\xbb\xbfx = 3\ny = 2\n"
+    broken = await edit(toolbox, "b.py", "y = 2", "y = (")
+    assert broken.is_error and "edit refused" in broken.text
+
+
+async def test_single_line_near_miss_names_one_line(toolbox: Toolbox) -> None:
+    result = await edit(toolbox, "src/app.py", "return a * b", "return a + b")
+    assert "Did you mean line 2?\n   2 |     return a - b" in result.text

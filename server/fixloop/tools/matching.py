@@ -177,5 +177,6 @@ def near_miss_message(text: str, old: str, rel: str) -> str:
         return (f"{base}, and no lines in it look similar; read_file '{rel}' to see its current text, then "
                 f"copy old_text from it exactly")
     window = file_lines[best : best + n]
-    return (f"{base}. Did you mean lines {best + 1}-{best + n}?\n{numbered(window, best + 1)}\n"
+    where = f"line {best + 1}" if n == 1 else f"lines {best + 1}-{best + n}"
+    return (f"{base}. Did you mean {where}?\n{numbered(window, best + 1)}\n"
             f"Copy old_text exactly from the file (without the line numbers) and try again.")

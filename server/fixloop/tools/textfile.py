@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import codecs
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,8 @@ class TextFile:
     text: str
     newline: str  # '\r\n' or '\n'
     ends_with_newline: bool
+    encoding: str = "utf-8"  # 'latin-1' when the bytes are not UTF-8
+    bom: bool = False  # a UTF-8 byte order mark, kept on write
 
     @property
     def lines(self) -> list[str]:
@@ -32,10 +35,16 @@ class TextFile:
         return self.text.split("\n")[:-1] if self.ends_with_newline else self.text.split("\n")
 
     def encode(self, text: str) -> bytes:
-        """`text` ('\\n' newlines) in this file's newline style."""
+        """`text` ('\\n' newlines) in this file's newline style, encoding and byte order mark."""
         if self.newline == "\r\n":
             text = text.replace("\r\n", "\n").replace("\n", "\r\n")
-        return text.encode("utf-8")
+        try:
+            data = text.encode(self.encoding)
+        except UnicodeEncodeError as error:
+            bad = error.object[error.start : error.end]
+            raise FileToolError(f"the new text has characters ({bad!r}) that this {self.encoding} file "
+                                f"cannot hold; use only characters the file can store") from None
+        return codecs.BOM_UTF8 + data if self.bom else data
 
 
 def is_binary(data: bytes) -> bool:
@@ -55,18 +64,20 @@ def read_text(path: Path, rel: str) -> TextFile:
     if is_binary(data):
         raise FileToolError(f"'{rel}' is a binary file ({len(data)} bytes), not text; only text files can "
                             f"be read or edited")
+    bom = data.startswith(codecs.BOM_UTF8)
+    if bom:
+        data = data[len(codecs.BOM_UTF8) :]
     try:
-        raw = data.decode("utf-8")
+        return from_text(data.decode("utf-8"), bom=bom)
     except UnicodeDecodeError:
-        raw = data.decode("latin-1")
-    return from_text(raw)
+        return from_text(data.decode("latin-1"), encoding="latin-1")
 
 
-def from_text(raw: str) -> TextFile:
+def from_text(raw: str, *, encoding: str = "utf-8", bom: bool = False) -> TextFile:
     crlf = raw.count("\r\n")
     newline = "\r\n" if crlf and crlf >= raw.count("\n") - crlf else "\n"
     text = raw.replace("\r\n", "\n")
-    return TextFile(text, newline, text.endswith("\n"))
+    return TextFile(text, newline, text.endswith("\n"), encoding, bom)
 
 
 def normalize_newlines(text: str) -> str:

@@ -56,7 +56,7 @@ class WriteFileTool(Tool):
             raise FileToolError(f"content is {size} bytes; write_file takes at most {self.max_bytes} bytes, "
                                 f"so change '{rel}' with edit_file instead")
         existed = resolved.exists()
-        newline = "\n"
+        current = from_text("")
         was_valid = True
         if existed:
             old_size = resolved.stat().st_size
@@ -64,7 +64,6 @@ class WriteFileTool(Tool):
                 raise FileToolError(f"'{rel}' is {old_size} bytes, over write_file's limit of "
                                     f"{self.max_bytes}; change it with edit_file instead")
             current = read_text(resolved, rel)
-            newline = current.newline
             was_valid = syntax_error(resolved, current.text) is None
             if current.ends_with_newline and text and not text.endswith("\n"):
                 text += "\n"
@@ -72,8 +71,9 @@ class WriteFileTool(Tool):
         if error is not None and was_valid:
             raise FileToolError(f"write refused: '{rel}' would have a {describe_syntax_error(error, text)}\n"
                                 f"The file is unchanged; fix the content and try again.")
+        data = current.encode(text)
         resolved.parent.mkdir(parents=True, exist_ok=True)
-        resolved.write_bytes((text.replace("\n", "\r\n") if newline == "\r\n" else text).encode("utf-8"))
+        resolved.write_bytes(data)
         lines = len(from_text(text).lines) if text else 0
         verb = "wrote" if existed else "created"
         return ToolResult(f"{verb} {rel} ({count_lines(lines)})")
