@@ -186,6 +186,7 @@ async def test_output_is_capped_with_a_notice_and_control_chars_removed() -> Non
     assert result.text.splitlines()[-2].startswith("row ")  # cut at a line boundary
     short = await Toolbox([Loud()], output_cap=100_000).call("loud", {})
     assert "\x00" not in short.text and "\x1b" not in short.text
+    assert short.text.endswith("row 999\n")  # the colour code went whole, not just its escape byte
 
 
 async def test_search_and_run_tests_notices(tmp_path: Path) -> None:

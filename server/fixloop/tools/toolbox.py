@@ -12,6 +12,7 @@ from typing import Any
 from fixloop.errors import FixloopError
 from fixloop.tools.base import Tool, ToolResult
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
@@ -121,7 +122,7 @@ class Toolbox:
         return message
 
     def _capped(self, tool: Tool, result: ToolResult) -> ToolResult:
-        text = _CONTROL.sub("", result.text)
+        text = _CONTROL.sub("", _ANSI.sub("", result.text))
         data = text.encode("utf-8")
         if len(data) <= self.output_cap:
             return result if text == result.text else ToolResult(text, result.is_error, result.submitted)
