@@ -12,6 +12,7 @@ from typing import Any
 import httpx2
 import openai
 import pytest
+
 from fixloop.testing.scripted_model import ScriptedModelServer, ScriptError
 
 MESSAGES: list[Any] = [{"role": "user", "content": "fix tests/test_x.py::test_y"}]
@@ -297,3 +298,13 @@ def test_runs_as_a_module(tmp_path: Any) -> None:
         process.terminate()
         assert process.wait(timeout=5) == 0
     assert "request #1" in (process.stderr.read() if process.stderr else "")
+
+
+async def test_chunk_delay_spreads_the_stream_and_state_reports_progress(scripted_model: Any) -> None:
+    server = scripted_model([{"content": "one two three four", "chunk_delay": 0.05}, {"content": "left"}])
+    stream = await client(server).chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    started = time.monotonic()
+    chunks = await collect(stream)
+    assert time.monotonic() - started >= 0.05 * (len(chunks) - 1)
+    state = http(f"http://127.0.0.1:{server.port}/_fixloop/state")[1]
+    assert state == {"served": 1, "remaining": 1, "requests": 1, "failures": []}

@@ -36,6 +36,7 @@ TURN_KEYS = frozenset(
         "seconds",
         "expect",
         "delay",
+        "chunk_delay",
         "usage",
         "note",
     }
@@ -119,7 +120,25 @@ def _normalize_call(call: Any, where: str) -> dict[str, Any]:
 class ScriptedModelServer:
     """An OpenAI-compatible chat endpoint on 127.0.0.1 that plays a script, one turn per chat request.
 
-    `requests` holds every chat request body in order; `failures` every unmet `expect`.
+    A script is a list of turns, or `{"model": "scripted", "turns": [...], "on_exhausted": "submit"}`;
+    once the turns run out the answer is a `submit` call ("script exhausted"; a Thought/Action text when
+    the request has no tools), or an HTTP 500 with `"on_exhausted": "error"`. A turn is an object:
+
+    - `content` (text), `tool_calls` (`[{"name", "arguments": object or raw string, "id"?}]`, ids
+      `call_N`), `refusal` (text in `message.refusal`), `finish_reason` (override);
+    - `stream`: force SSE or JSON whatever the request asked; `delay` seconds before answering;
+      `chunk_delay` seconds between stream chunks; `usage`: override the token counts;
+    - `fault`: "500", "429" (with `retry_after`), "400_tools", "401", "404_model", "stall" (`seconds`,
+      default 30: nothing is sent, then the connection closes), "drop" (a few chunks, then the
+      connection closes mid-body). A fault consumes its turn, so a retry gets the next one;
+    - `expect`: `last_message_contains`, `messages_contain`, `messages_not_contain` (a string or a list),
+      `last_role`, `has_tools`; an unmet expectation answers HTTP 500 (`x-should-retry: false`) saying
+      what was expected, keeps the turn, and is appended to `failures`;
+    - `note`: ignored, for the reader.
+
+    Content is cut at the request's `stop` sequences as a real server does. `requests` holds every chat
+    request body in order. Besides /v1/chat/completions and /v1/models the server answers
+    GET /_fixloop/requests (the bodies), GET /_fixloop/state and POST /_fixloop/turns (append turns).
     """
 
     def __init__(
@@ -203,6 +222,16 @@ class ScriptedModelServer:
         with self._lock:
             start = self._served + len(self._turns)
             self._turns.extend(validate_turn(turn, start + i) for i, turn in enumerate(turns))
+
+    def state(self) -> dict[str, Any]:
+        """Progress through the script: turns served and remaining, requests received, unmet expectations."""
+        with self._lock:
+            return {
+                "served": self._served,
+                "remaining": len(self._turns),
+                "requests": len(self.requests),
+                "failures": list(self.failures),
+            }
 
     @property
     def remaining(self) -> int:
@@ -303,6 +332,8 @@ class _Handler(BaseHTTPRequestHandler):
             with self.owner._lock:
                 bodies = list(self.owner.requests)
             self._send_json(200, bodies)
+        elif path == "/_fixloop/state":
+            self._send_json(200, self.owner.state())
         else:
             self._send_error(404, f"no route GET {path}", "not_found_error")
 
@@ -373,7 +404,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         answer = _Answer.build(owner, turn, body)
         if stream:
-            self._stream(answer, body)
+            self._stream(answer, body, float(turn.get("chunk_delay") or 0))
         else:
             self._send_json(200, answer.completion())
 
@@ -432,10 +463,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.connection.shutdown(socket.SHUT_RDWR)
 
-    def _stream(self, answer: _Answer, body: dict[str, Any]) -> None:
+    def _stream(self, answer: _Answer, body: dict[str, Any], chunk_delay: float = 0) -> None:
         options = body.get("stream_options") or {}
         self._start_stream()
-        for chunk in answer.chunks(include_usage=bool(options.get("include_usage"))):
+        for index, chunk in enumerate(answer.chunks(include_usage=bool(options.get("include_usage")))):
+            if index and chunk_delay > 0 and self.owner._stopping.wait(chunk_delay):
+                self.close_connection = True
+                return
             self._write_chunk(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
         self._write_chunk(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
