@@ -275,3 +275,17 @@ async def test_utf8_bom_is_kept_and_does_not_break_the_syntax_check(tmp_path: Pa
 async def test_single_line_near_miss_names_one_line(toolbox: Toolbox) -> None:
     result = await edit(toolbox, "src/app.py", "return a * b", "return a + b")
     assert "Did you mean line 2?\n   2 |     return a - b" in result.text
+
+
+async def test_doubly_escaped_newlines_are_read_as_newlines(toolbox: Toolbox, root: Path) -> None:
+    result = await edit(toolbox, "src/app.py", "def add(a, b):\\n    return a - b",
+                        "def add(a, b):\\n    return a + b")
+    assert not result.is_error, result.text
+    assert (root / "src" / "app.py").read_text().startswith("def add(a, b):\n    return a + b\n")
+
+
+async def test_literal_backslash_n_in_code_still_matches_exactly(tmp_path: Path) -> None:
+    (tmp_path / "s.py").write_text('print("a\\nb")\n')
+    result = await edit(build_toolbox(Workspace(tmp_path), None), "s.py", 'print("a\\nb")', 'print("a\\tb")')
+    assert not result.is_error, result.text
+    assert (tmp_path / "s.py").read_text() == 'print("a\\tb")\n'

@@ -31,7 +31,8 @@ def replace_unique(text: str, old: str, new: str, rel: str) -> Replacement:
 
     All three use '\\n' newlines. Tries an exact match first, then a line match that ignores trailing
     whitespace and a uniform indentation difference (re-indenting `new` to fit), then the same with
-    read_file's line-number gutters ('  12 | ') removed from old and new.
+    read_file's line-number gutters ('  12 | ') removed from old and new, then with a literal '\\n'
+    read as the newline the model meant.
     """
     exact = _positions(text, old)
     if len(exact) == 1:
@@ -51,7 +52,13 @@ def replace_unique(text: str, old: str, new: str, rel: str) -> Replacement:
         found = _line_match(text, "\n".join(_LINE_NUMBER.sub("", line) for line in old_lines), new, rel)
         if found is not None:
             return found
+    if "\n" not in old and "\\n" in old:  # escaped twice on the way: '\\n' where a newline was meant
+        return replace_unique(text, _unescape(old), new if "\n" in new else _unescape(new), rel)
     raise FileToolError(near_miss_message(text, old, rel))
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\n", "\n").replace("\\t", "\t").replace('\\"', '"')
 
 
 def _positions(text: str, old: str) -> list[int]:
