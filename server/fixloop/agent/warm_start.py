@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ _SKIP_DIRS = frozenset(
     {"site-packages", "dist-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"}
 )
 _BUILTINS = frozenset(dir(builtins))
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+(?=>)")  # object reprs differ from run to run
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -150,49 +152,60 @@ class _Builder:
     # ---- blocks -------------------------------------------------------------------------------------
 
     def blocks(self, test_ids: list[str]) -> list[_Block]:
+        """Blocks, most relevant first: per failure its test and the code it reaches, then the rest."""
         groups: dict[object, list[str]] = {}
         for test_id in test_ids:
             outcome = self.run.outcome(test_id)
             key: object = (outcome.message, outcome.location) if outcome and outcome.failing else test_id
             groups.setdefault(key, []).append(test_id)
 
-        first: list[_Block] = []
+        blocks: list[_Block] = []
         shown: list[_Snippet] = []
-        snippets: list[list[_Snippet]] = [[], [], [], []]  # frames, calls, calls of calls, fixtures
+        seen_texts: set[str] = set()
+        later: list[list[_Snippet]] = [[], []]  # calls of calls and constructors, then fixtures
         seen_tests: set[tuple[str, str]] = set()
-        for members in groups.values():
-            lead = members[0]
-            outcome = self.run.outcome(lead)
-            first.append(self.failure_block(lead, members[1:], outcome))
-            for test_id in members:
-                path, name, _ = split_test_id(test_id)
-                if (path, name) in seen_tests:
-                    continue
-                seen_tests.add((path, name))
-                test = self.test_snippet(test_id, self.run.outcome(test_id))
-                if test is not None:
-                    shown.append(test)
-                    first.append(self.code_block(test, essential=True))
-            frames, calls, deeper, fixtures = self.related(lead, outcome)
-            snippets[0] += frames
-            snippets[1] += calls
-            snippets[2] += deeper
-            snippets[3] += fixtures
+        failed_at: set[tuple[str, str, str | None]] = set()
 
-        blocks = list(first)
-        seen = {b.text for b in first}
-        for tier in snippets:
-            for snippet in tier:
+        def add_snippets(snippets: list[_Snippet]) -> None:
+            for snippet in snippets:
                 if any(_covers(other, snippet) for other in shown):
                     continue
                 shown.append(snippet)
                 block = self.code_block(snippet)
-                if block.text not in seen:
-                    seen.add(block.text)
+                if block.text not in seen_texts:
+                    seen_texts.add(block.text)
                     blocks.append(block)
+
+        for index, members in enumerate(groups.values()):
+            lead = members[0]
+            outcome = self.run.outcome(lead)
+            path, name, _ = split_test_id(lead)
+            # A second parametrized case failing on the same line needs no second traceback.
+            where = (path, name, outcome.location if outcome else None)
+            brief = where in failed_at
+            blocks.append(self.failure_block(lead, members[1:], outcome, brief=brief, first=not index))
+            failed_at.add(where)
+            for test_id in members:
+                test_key = split_test_id(test_id)[:2]
+                if test_key in seen_tests:
+                    continue
+                seen_tests.add(test_key)
+                test = self.test_snippet(test_id, self.run.outcome(test_id))
+                if test is not None:
+                    shown.append(test)
+                    blocks.append(self.code_block(test, essential=not index))
+            frames, calls, deeper, fixtures = self.related(lead, outcome)
+            add_snippets(frames)
+            add_snippets(calls)
+            later[0] += deeper
+            later[1] += fixtures
+        for tier in later:
+            add_snippets(tier)
         return blocks
 
-    def failure_block(self, test_id: str, same: list[str], outcome: TestOutcome | None) -> _Block:
+    def failure_block(
+        self, test_id: str, same: list[str], outcome: TestOutcome | None, brief: bool, first: bool
+    ) -> _Block:
         lines = [f"## Failing test: {test_id}"]
         if same:
             lines.append(f"(fails the same way: {', '.join(same)})")
@@ -206,12 +219,12 @@ class _Builder:
             where = f" (in {outcome.when})" if outcome.when not in ("call", "") else ""
             message = f": {outcome.message}" if outcome.message else ""
             lines.append(f"Outcome: {outcome.outcome}{where}{message}")
-            if outcome.traceback:
+            if outcome.traceback and not brief:
                 lines.append("Traceback:")
-                lines.append(_clip_traceback(outcome.traceback, TRACEBACK_CAP))
+                lines.append(_clip_traceback(_ADDRESS.sub("", outcome.traceback), TRACEBACK_CAP))
         text = "\n".join(lines)
         short = "\n".join(lines[: 3 if same else 2])
-        return _Block(text, shorter=short, essential=True, label=f"failure of {test_id}")
+        return _Block(text, shorter=short, essential=first, label=f"failure of {test_id}")
 
     def code_block(self, snippet: _Snippet, essential: bool = False) -> _Block:
         source = self.source(snippet.path)
@@ -271,7 +284,9 @@ class _Builder:
         node, classes = found
         first_level = self.callees(source, node, classes[-1] if classes else None)
         for target_source, target, owner in first_level:
-            calls.append(self.def_snippet(target_source, target, owner, "called by the test"))
+            # Constructors matter less than the functions and methods the test calls.
+            tier = deeper if isinstance(target, ast.ClassDef) else calls
+            tier.append(self.def_snippet(target_source, target, owner, "called by the test"))
         for target_source, target, owner in first_level:
             if isinstance(target, _Def):
                 note = f"called by {target.name}"
@@ -302,13 +317,17 @@ class _Builder:
 
     def def_snippet(self, source: _Source, node: ast.stmt, owner: ast.ClassDef | None, note: str) -> _Snippet:
         if isinstance(node, ast.ClassDef):
+            # The constructor: __init__ with its class line, else the class body up to the first method
+            # (the fields of a dataclass, say).
             init = next((n for n in node.body if isinstance(n, _Def) and n.name == "__init__"), None)
-            end = node.end_lineno or node.lineno
-            if init is not None and end - node.lineno > 40:
-                ranges = [(_start(node), node.lineno), (_start(init), init.end_lineno or init.lineno)]
-            else:
-                ranges = [(_start(node), end)]
-            return _Snippet(source.rel, _merge(ranges), f"class {node.name}, {note}")
+            if init is not None:
+                ranges = [(node.lineno, node.lineno), (_start(init), init.end_lineno or init.lineno)]
+                return _Snippet(source.rel, _merge(ranges), f"{node.name}.__init__, {note}")
+            first_def = next((n for n in node.body if isinstance(n, _Def)), None)
+            end = _start(first_def) - 1 if first_def is not None else node.end_lineno or node.lineno
+            while end > node.lineno and not source.lines[end - 1].strip():
+                end -= 1
+            return _Snippet(source.rel, ((_start(node), end),), f"class {node.name}, {note}")
         assert isinstance(node, _Def)
         ranges = [(owner.lineno, owner.lineno)] if owner is not None else []
         ranges.append((_start(node), node.end_lineno or node.lineno))
