@@ -115,3 +115,20 @@ def text_fix_script(name: str, style: str = "react") -> list[dict[str, Any]]:
     """The recorded fix as text-protocol turns (one action per turn) in style react, tool_call_tag
     or json_fence (a bare fenced JSON call, as Qwen2.5-Coder-1.5B writes it)."""
     return [{"content": text_action(style, *step)} for step in _fix_steps(name)]
+
+
+SCRIPTS_DIR = REPO_ROOT / "fixtures" / "scripts"
+
+
+def script_files() -> dict[str, list[dict[str, Any]]]:
+    """fixtures/scripts/<file>.json contents: every fix as tool calls, and the demo in each text style."""
+    files = {f"{name}.json": fix_script(name) for name in fixture_names()}
+    files.update({f"demo.{style}.json": text_fix_script("demo", style) for style in TEXT_STYLES})
+    return files
+
+
+if __name__ == "__main__":  # python tests/support.py rewrites fixtures/scripts after a fix changes
+    SCRIPTS_DIR.mkdir(exist_ok=True)
+    for file_name, script in script_files().items():
+        text = json.dumps(script, indent=2, ensure_ascii=False) + "\n"
+        (SCRIPTS_DIR / file_name).write_text(text, encoding="utf-8")

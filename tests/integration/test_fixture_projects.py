@@ -14,12 +14,14 @@ import pytest
 from fixloop.testing.scripted_model import normalize_script
 from support import (
     PROJECTS_DIR,
+    SCRIPTS_DIR,
     TEXT_STYLES,
     apply_edits,
     copy_project,
     fix_script,
     fixture_names,
     load_fix,
+    script_files,
     text_fix_script,
 )
 
@@ -134,3 +136,13 @@ def action_of(style: str, text: str) -> tuple[str, dict]:
     assert match, text
     call = json.loads(match[1])
     return call["name"], call["arguments"]
+
+
+def test_script_files_match_the_recorded_fixes() -> None:
+    expected = script_files()
+    assert sorted(p.name for p in SCRIPTS_DIR.glob("*.json")) == sorted(expected), (
+        "run: python tests/support.py"
+    )
+    for file_name, script in expected.items():
+        on_disk = json.loads((SCRIPTS_DIR / file_name).read_text(encoding="utf-8"))
+        assert on_disk == script, f"fixtures/scripts/{file_name} is stale; run: python tests/support.py"
