@@ -188,9 +188,12 @@ class Workspace:
         if not any((parent / ".git").exists() for parent in (base, *base.parents)):
             return None
         try:
+            # No fsmonitor hook, no index lock: listing must never run project code or write into .git.
             done = subprocess.run(
-                ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                ["git", "-c", "core.fsmonitor=false", "ls-files", "-z", "--cached", "--others",
+                 "--exclude-standard"],
                 cwd=base, capture_output=True, timeout=30, check=False,
+                env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
             )
         except (OSError, subprocess.SubprocessError):
             return None
