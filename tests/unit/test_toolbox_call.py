@@ -112,6 +112,7 @@ async def test_malformed_json_shows_the_expected_form(toolbox: Toolbox) -> None:
         '```json\n{"path": "app.py"}\n```',
         b'{"path": "app.py"}',
         {"path": "app.py", "start_line": None},
+        '{"path": "app.py", "end_line": 1,\n "start_line": 1}',
     ],
 )
 async def test_arguments_as_dict_json_or_double_encoded(toolbox: Toolbox, arguments: Any) -> None:
@@ -206,3 +207,10 @@ async def test_submit_returns_the_summary(toolbox: Toolbox) -> None:
 def test_duplicate_tool_names_are_a_bug() -> None:
     with pytest.raises(ValueError, match="two tools"):
         Toolbox([Loud(), Loud()])
+
+
+async def test_raw_newlines_inside_json_strings_are_accepted(toolbox: Toolbox, tmp_path: Path) -> None:
+    raw = '{"path": "app.py", "old_text": "x = 1\n", "new_text": "x = 2\n"}'
+    result = await toolbox.call("edit_file", raw)
+    assert not result.is_error, result.text
+    assert (tmp_path / "app.py").read_text() == "x = 2\n"

@@ -167,13 +167,13 @@ def _parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
         if not text:
             return {}
         try:
-            value = json.loads(text)
+            value = json.loads(text, strict=False)  # raw newlines inside strings are common
         except json.JSONDecodeError as error:
             raise ArgumentError(f"the arguments are not valid JSON ({error.msg} at line {error.lineno} "
                                 f"column {error.colno}): {_clip(text)}") from None
         if isinstance(value, str):  # a JSON string holding the JSON object: unwrap once
             try:
-                value = json.loads(value)
+                value = json.loads(value, strict=False)
             except json.JSONDecodeError:
                 pass
     if not isinstance(value, dict):
