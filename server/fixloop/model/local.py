@@ -15,7 +15,7 @@ import time
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
@@ -46,16 +46,23 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent(parent: int) -> None:
+def _prctl() -> Any:
+    """libc's prctl, looked up in the parent: the child between fork and exec must not dlopen."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _die_with_parent(prctl: Any, parent: int) -> None:
     """preexec_fn: SIGKILL this child when the parent dies, even by SIGKILL (Linux only)."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            return
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
+    if prctl is None:
+        return
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 _RUNNING: weakref.WeakSet[LocalModelServer] = weakref.WeakSet()
@@ -148,13 +155,13 @@ class LocalModelServer:
         return path
 
     def _spawn(self, port: int, log_path: Path) -> None:
-        parent = os.getpid()
+        parent, prctl = os.getpid(), _prctl()
         with log_path.open("ab") as log:
             log.write(f"$ {' '.join(self.launch_args(port))}\n".encode())
             log.flush()
             self._process = subprocess.Popen(
                 self.launch_args(port), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=lambda: _die_with_parent(parent),
+                start_new_session=True, preexec_fn=lambda: _die_with_parent(prctl, parent),
                 close_fds=True)
         _RUNNING.add(self)
 
