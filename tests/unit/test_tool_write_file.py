@@ -65,3 +65,11 @@ async def test_refuses_escapes_secrets_and_folders(toolbox: Toolbox, tmp_path: P
         result = await toolbox.call("write_file", {"path": path, "content": "x"})
         assert result.is_error and message in result.text, (path, result.text)
     assert not (tmp_path.parent / "x.py").exists()
+
+
+async def test_a_code_fence_around_the_content_is_dropped(toolbox: Toolbox, tmp_path: Path) -> None:
+    result = await toolbox.call("write_file", {"path": "f.py", "content": "```python\nx = 1\n```"})
+    assert not result.is_error, result.text
+    assert (tmp_path / "f.py").read_text() == "x = 1\n"
+    await toolbox.call("write_file", {"path": "notes.md", "content": "```\ncode\n```\n"})
+    assert (tmp_path / "notes.md").read_text() == "```\ncode\n```\n"

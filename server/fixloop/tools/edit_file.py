@@ -14,6 +14,7 @@ from fixloop.tools.textfile import (
     normalize_newlines,
     numbered,
     read_text,
+    strip_code_fence,
     syntax_error,
 )
 from fixloop.tools.workspace import Workspace
@@ -90,6 +91,7 @@ class EditFileTool(Tool):
     def _create(self, path: str, content: str) -> ToolResult:
         resolved = self.workspace.resolve_file(path, must_exist=False)
         rel = self.workspace.relative(resolved)
+        content = strip_code_fence(content, resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)
         if resolved.exists():
             existing = read_text(resolved, rel)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +83,17 @@ def from_text(raw: str, *, encoding: str = "utf-8", bom: bool = False) -> TextFi
 
 def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_FENCED = re.compile(r"^\s*```[\w+-]*[ \t]*\n(?P<body>.*?\n?)[ \t]*```\s*$", re.DOTALL)
+
+
+def strip_code_fence(text: str, path: Path) -> str:
+    """`text` without a Markdown code fence wrapped around all of it (not for Markdown files)."""
+    if path.suffix.lower() in (".md", ".markdown", ".rst", ".txt"):
+        return text
+    found = _FENCED.match(text)
+    return found.group("body") if found else text
 
 
 def count_lines(count: int) -> str:

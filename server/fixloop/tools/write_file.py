@@ -13,6 +13,7 @@ from fixloop.tools.textfile import (
     from_text,
     normalize_newlines,
     read_text,
+    strip_code_fence,
     syntax_error,
 )
 from fixloop.tools.workspace import Workspace
@@ -50,7 +51,7 @@ class WriteFileTool(Tool):
         resolved = self.workspace.resolve_file(path, must_exist=False)
         rel = self.workspace.relative(resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)
-        text = normalize_newlines(content)
+        text = strip_code_fence(normalize_newlines(content), resolved)
         size = len(text.encode("utf-8"))
         if size > self.max_bytes:
             raise FileToolError(f"content is {size} bytes; write_file takes at most {self.max_bytes} bytes, "
