@@ -528,9 +528,17 @@ class _Builder:
         if name.startswith("__") or name in _BUILTINS:
             return []
         matches: list[tuple[_Source, ast.stmt, ast.ClassDef | None]] = []
+        pattern = re.compile(rf"\bdef\s+{re.escape(name)}\s*\(")
         for rel in self.project_files():
+            if rel not in self.sources:  # a cheap text check before parsing a file nobody needed yet
+                try:
+                    text = (self.root / rel).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                if not pattern.search(text):
+                    continue
             source = self.source(rel)
-            if source is None or source.tree is None or f"def {name}" not in "\n".join(source.lines):
+            if source is None or source.tree is None:
                 continue
             for node, classes in _walk_defs(source.tree):
                 if node.name == name:
@@ -585,7 +593,7 @@ def _walk_defs(
 
 
 def _ordered_walk(node: ast.AST) -> Iterator[ast.AST]:
-    """Nodes in source order (ast.walk is breadth-first), skipping nested function and class bodies' defs."""
+    """Nodes in source order (ast.walk is breadth-first)."""
     for child in ast.iter_child_nodes(node):
         yield child
         yield from _ordered_walk(child)
