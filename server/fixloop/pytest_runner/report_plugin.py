@@ -1,7 +1,7 @@
 """pytest plugin that writes each test event as a JSON line to $FIXLOOP_REPORT_FILE (stdlib and pytest only).
 
 The runner copies this file next to a temp report file and loads it with `-p fixloop_pytest_report`, so it
-must not import fixloop: the project's interpreter may not have it. Lines are flushed as they happen, so a
+must not import fixloop: the project's interpreter may not have it. Lines are written as they happen, so a
 run killed on timeout still tells which tests finished and which one was running.
 """
 
@@ -14,18 +14,19 @@ import pytest
 _ENV = "FIXLOOP_REPORT_FILE"
 _MAX_TEXT = 6000
 _MAX_FRAMES = 60
-_stream = None
+_fd = None
+_is_worker = False  # a pytest-xdist worker: the controller reports its tests, the worker only frames
 
 
 def _emit(record):
-    global _stream
-    if _stream is None:
+    global _fd
+    if _fd is None:
         path = os.environ.get(_ENV)
         if not path:
             return
-        _stream = open(path, "a", encoding="utf-8")  # kept open for the whole session
-    _stream.write(json.dumps(record, ensure_ascii=False) + "\n")
-    _stream.flush()
+        _fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # open for the whole session
+    # One write per line on an O_APPEND descriptor: lines from xdist workers do not interleave.
+    os.write(_fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def _clip(text):
@@ -72,6 +73,8 @@ def _entry_frames(report):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
+    global _is_worker
+    _is_worker = hasattr(config, "workerinput")
     # Plugins that write into the rootdir by default write into our scratch folder instead.
     scratch = os.path.dirname(os.environ.get(_ENV, "")) or None
     if scratch and str(getattr(config.option, "benchmark_storage", "")).endswith("./.benchmarks"):
@@ -79,10 +82,14 @@ def pytest_configure(config):
 
 
 def pytest_sessionstart(session):
+    if _is_worker:
+        return
     _emit({"kind": "session_start", "rootdir": str(session.config.rootpath)})
 
 
 def pytest_collectreport(report):
+    if _is_worker:
+        return
     if report.failed:
         _emit(
             {
@@ -95,10 +102,14 @@ def pytest_collectreport(report):
 
 
 def pytest_runtest_logstart(nodeid, location):
+    if _is_worker:
+        return
     _emit({"kind": "start", "nodeid": nodeid})
 
 
 def pytest_runtest_logreport(report):
+    if _is_worker:
+        return
     record = {
         "kind": "report",
         "nodeid": report.nodeid,
@@ -145,8 +156,12 @@ def pytest_exception_interact(node, call, report):
 
 
 def pytest_runtest_logfinish(nodeid, location):
+    if _is_worker:
+        return
     _emit({"kind": "finish", "nodeid": nodeid})
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if _is_worker:
+        return
     _emit({"kind": "session_finish", "exitstatus": int(exitstatus)})
