@@ -96,7 +96,7 @@ class Transcript:
         """Record a `fixloop.events` event: {"t": seconds, "type": its name, ...its fields}."""
         self.write(event_name(event), **dataclasses.asdict(event))
 
-    def write(self, kind: str, **data: Any) -> None:
+    def write(self, kind: str, /, **data: Any) -> None:
         """Record anything else (tool results, verdict details, the result); silently ignored once closed."""
         if self._file is None:
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import difflib
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -76,16 +77,16 @@ class Baseline:
     target_ids: tuple[str, ...]
     passing: frozenset[str]
     run: TestRun
+    scope: tuple[str, ...] = ()  # what was run: targets, their modules, related test modules
 
-    @property
-    def scope(self) -> tuple[str, ...]:
-        """The node ids the baseline ran: the targets, then their modules."""
-        return _scope(self.target_ids)
+    def run_ids(self) -> list[str]:
+        """The node ids to run again at the gate (the baseline's own scope)."""
+        return list(self.scope or _scope(self.target_ids))
 
 
-def _scope(target_ids: Sequence[str]) -> tuple[str, ...]:
+def _scope(target_ids: Sequence[str], related: Sequence[str] = ()) -> tuple[str, ...]:
     modules = [target.split("::", 1)[0] for target in target_ids]
-    return tuple(dict.fromkeys([*target_ids, *modules]))
+    return tuple(dict.fromkeys([*target_ids, *modules, *related]))
 
 
 def _matches(test_id: str, target: str) -> bool:
@@ -101,25 +102,81 @@ def _target_outcomes(run: TestRun, target: str) -> list[TestOutcome]:
     return [outcome for test_id, outcome in run.results.items() if _matches(test_id, target)]
 
 
-async def record_baseline(runner: TestRunner, target_ids: Sequence[str]) -> Baseline:
-    """Run the targets and their modules; raise NothingToFix when no target fails."""
+async def record_baseline(
+    runner: TestRunner, target_ids: Sequence[str], *, root: Path | None = None
+) -> Baseline:
+    """Run the targets, their modules and related test modules; raise NothingToFix when no target fails.
+
+    Related test modules are those importing project code that the targets' modules reach (a fix in
+    that code could break them); `root` defaults to the runner's root.
+    """
     if not target_ids:
         raise TestRunError("no test ids given: name the failing test(s) to fix")
     targets = tuple(dict.fromkeys(target_ids))
-    run = await runner.run(list(_scope(targets)))
-    if run.timed_out:
-        hung = f" (hung in {run.hung_test})" if run.hung_test else ""
-        raise TestRunError(f"the baseline test run timed out{hung}: raise testTimeout or fix the hang first")
+    root = root if root is not None else getattr(runner, "root", None)
+    modules = list(dict.fromkeys(target.split("::", 1)[0] for target in targets))
+    related = await asyncio.to_thread(related_test_modules, Path(root), modules) if root is not None else []
+    scope = _scope(targets, related)
+    run = await runner.run(list(scope))
     failing = False
     for target in targets:
         outcomes = _target_outcomes(run, target)
-        if not outcomes:
+        if not outcomes and not run.timed_out:
             raise TestRunError(f"test {target!r} was not collected: check the test id")
-        failing = failing or any(outcome.failing for outcome in outcomes)
+        # A target that hung, or never ran because another test hung first, counts as failing.
+        failing = failing or not outcomes or any(outcome.failing for outcome in outcomes)
     if not failing:
         verb = "already passes" if len(targets) == 1 else "already pass"
         raise NothingToFix(f"{', '.join(targets)} {verb}: nothing to fix")
-    return Baseline(targets, frozenset(run.passed_ids()), run)
+    return Baseline(targets, frozenset(run.passed_ids()), run, scope)
+
+
+def related_test_modules(root: Path, modules: Sequence[str], limit: int = 40) -> list[str]:
+    """Other test modules importing project code that `modules` reach through imports (nearest first)."""
+    files = _project_files(root)
+    by_name: dict[str, str] = {}
+    for rel in sorted(files, key=lambda rel: (rel.count("/"), rel)):
+        for name in _module_names(rel):
+            by_name.setdefault(name, rel)
+    parsed: dict[str, tuple[set[str], set[str]]] = {}
+
+    def dependencies(rel: str) -> set[str]:
+        if rel not in parsed:
+            try:
+                parsed[rel] = _imports(rel, (root / rel).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                parsed[rel] = (set(), set())
+        names, paths = parsed[rel]
+        found = {by_name[name] for name in names if name in by_name}
+        found |= {candidate for path in paths for candidate in (f"{path}.py", f"{path}/__init__.py")}
+        return found & files
+
+    reach: set[str] = set()
+    queue = [module for module in modules if module in files]
+    while queue:
+        current = queue.pop()
+        for dependency in dependencies(current):
+            if dependency not in reach and not is_test_path(dependency):
+                reach.add(dependency)
+                queue.append(dependency)
+    code = {rel for rel in reach if not rel.endswith("__init__.py")}
+    if not code:
+        return []
+    words = {PurePosixPath(rel).stem for rel in code}
+    target_dirs = {PurePosixPath(module).parent for module in modules}
+    related = []
+    for rel in files:
+        name = PurePosixPath(rel).name
+        if rel in modules or not (name.startswith("test_") or name.endswith("_test.py")):
+            continue
+        try:
+            text = (root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if any(word in text for word in words) and dependencies(rel) & code:
+            related.append(rel)
+    related.sort(key=lambda rel: (PurePosixPath(rel).parent not in target_dirs, rel))
+    return related[:limit]
 
 
 # -- the gate ------------------------------------------------------------------------------------------
@@ -160,7 +217,7 @@ class VerificationGate:
             reasons = tamper_reasons(proposed, is_test_path)
             if reasons:
                 return GateVerdict(False, tuple(reasons))
-        scope = [test_id for test_id in self.baseline.scope if self._module_exists(test_id)]
+        scope = [test_id for test_id in self.baseline.run_ids() if self._module_exists(test_id)]
         try:
             run = await self.runner.run(scope) if scope else None
         except TestRunError as error:
@@ -408,14 +465,25 @@ def _imported(change: FileChange, names: set[str], paths: set[str]) -> bool:
     return bool(_module_names(change.path) & names) or stem.as_posix() in paths
 
 
+def _project_files(root: Path) -> set[str]:
+    """The project's Python files (relative, '/'), outside virtualenvs and caches."""
+    found = set()
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = [
+            name
+            for name in dirnames
+            if name not in SKIPPED_DIRS and not os.path.exists(os.path.join(directory, name, "pyvenv.cfg"))
+        ]
+        base = Path(directory).relative_to(root)
+        found.update((base / name).as_posix() for name in filenames if name.endswith(".py"))
+    return found
+
+
 def _project_sources(root: Path) -> list[tuple[str, str]]:
     sources = []
-    for path in root.rglob("*.py"):
-        rel = path.relative_to(root)
-        if any(part in SKIPPED_DIRS for part in rel.parts) or path.is_symlink():
-            continue
+    for rel in sorted(_project_files(root)):
         try:
-            sources.append((rel.as_posix(), path.read_text(encoding="utf-8")))
+            sources.append((rel, (root / rel).read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
             continue
     return sources

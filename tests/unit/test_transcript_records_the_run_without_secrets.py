@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.events import Action, Done, Observation, Usage, Verdict
+from fixloop.events import Action, Done, Notice, Observation, Usage, Verdict
 from fixloop.transcript import REDACTED, Transcript, read_transcript, redact
 
 
@@ -22,6 +22,7 @@ def test_transcript_lives_in_the_cache_dir_and_records_events(cache_home: Path) 
     transcript.event(Observation("c1", "read_file", "def add(a, b): ...", is_error=False, step=1))
     transcript.event(Verdict(False, ("tests/test_x.py: assertion changed at line 3",), attempt=1, step=2))
     transcript.event(Usage(10, 5, 10, 5, step=1))
+    transcript.event(Notice("baseline: 1 failing", 0, kind="baseline"))
     transcript.write("result", status="fixed", files=["calc.py"])
     transcript.event(Done("fixed", "done", step=3, extra={"files": ["calc.py"]}))
     transcript.close()
@@ -32,11 +33,12 @@ def test_transcript_lives_in_the_cache_dir_and_records_events(cache_home: Path) 
     assert transcript.path.name.endswith("-run42.jsonl")
     records = read_transcript(transcript.path)
     assert [record["type"] for record in records] == [
-        "meta", "action", "observation", "verdict", "usage", "result", "done",
+        "meta", "action", "observation", "verdict", "usage", "notice", "result", "done",
     ]  # fmt: skip
     assert records[0]["root"] == "/project" and records[0]["run_id"] == "run42"
     assert records[1] == {"t": records[1]["t"], "type": "action", "call_id": "c1", "tool": "read_file",
                           "arguments": {"path": "calc.py"}, "step": 1}  # fmt: skip
+    assert records[5]["kind"] == "baseline"
     assert records[3]["reasons"] == ["tests/test_x.py: assertion changed at line 3"]
     assert all(isinstance(record["t"], float) for record in records)
     assert [record["t"] for record in records] == sorted(record["t"] for record in records)
