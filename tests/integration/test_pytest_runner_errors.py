@@ -139,3 +139,9 @@ async def test_a_broken_conftest_is_reported_not_raised(project: Path) -> None:
     assert run.results == {}
     assert len(run.errors) == 1
     assert "conftest.py failed to import: ModuleNotFoundError: No module named 'not_there'" in run.errors[0]
+
+
+async def test_an_option_pytest_rejects_says_to_check_the_test_command(project: Path) -> None:
+    runner = PytestRunner(project, command=("python", "-m", "pytest", "--no-such-option"), timeout=120)
+    with pytest.raises(TestRunError, match=r"^pytest did not start \(exit 4\): .*check testCommand$"):
+        await runner.run()

@@ -242,6 +242,7 @@ def test_the_budget_is_kept_and_what_is_left_out_is_named(shop: tuple[Path, Test
     assert small.startswith("Context gathered before your first turn.")
     assert "## Failing test: tests/test_calc.py::TestCalculator::test_add" in small
     assert "Left out for space (read_file them if needed): " in small
+    assert len(build_warm_start(root, run, ids, budget_chars=50)) <= 50
 
 
 def test_a_test_without_a_result_still_shows_its_source(shop: tuple[Path, TestRun]) -> None:

@@ -38,7 +38,7 @@ def build_warm_start(root: Path, run: TestRun, test_ids: Sequence[str], budget_c
     """The warm-start text for `test_ids` after `run`; "" when there is nothing to say."""
     builder = _Builder(Path(root).resolve(), run)
     blocks = builder.blocks(list(dict.fromkeys(test_ids)))
-    return _assemble(blocks, budget_chars)
+    return _assemble(blocks, budget_chars)[: max(0, budget_chars)]
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,10 @@ class _Builder:
                 if test is not None:
                     shown.append(test)
                     blocks.append(self.code_block(test, essential=not index))
-            frames, calls, deeper, fixtures = self.related(lead, outcome)
+            try:
+                frames, calls, deeper, fixtures = self.related(lead, outcome)
+            except (RecursionError, ValueError, OSError):  # best effort: a strange file costs its code only
+                frames, calls, deeper, fixtures = [], [], [], []
             add_snippets(frames)
             add_snippets(calls)
             later[0] += deeper

@@ -139,13 +139,14 @@ class PytestRunner:
             except TimeoutError:
                 timed_out = True
             await _kill_group(proc, KILL_GRACE)
+            # A process that left the group may still hold the pipe: don't wait on it for long.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reader), 2.0)
         except asyncio.CancelledError:
             await asyncio.shield(_kill_group(proc, KILL_GRACE))
-            reader.cancel()
             raise
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(reader), 2.0)
-        reader.cancel()
+        finally:
+            reader.cancel()
         duration = time.monotonic() - started
 
         text = output.text()
