@@ -32,6 +32,8 @@ KILL_GRACE = 0.5
 
 _PLUGIN_SOURCE = Path(__file__).with_name("report_plugin.py")
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Failed)\b")
+# "ValueError: ...", "json.decoder.JSONDecodeError: ..."
+_NAMES_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(: |$)")
 _EXCLUDED_PARTS = frozenset({"site-packages", "dist-packages", "node_modules", "__pycache__"})
 
 
@@ -348,7 +350,7 @@ class _Fold:
         if state["outcome"] in ("failed", "error"):
             message = _assertion_line(message)
             exc_type = (frames_record or {}).get("exc_type") or ""
-            if exc_type and message and not message.startswith(exc_type):
+            if exc_type and message and not _NAMES_EXCEPTION.match(message):
                 message = f"{exc_type}: {message}"
             elif exc_type and not message:
                 message = exc_type
