@@ -175,10 +175,15 @@ local function scenario_cancel()
     return false
   end)
   mark('begin')
-  wait('a progress report', function()
-    for _, p in ipairs(res.progress) do if p.kind == 'report' then return true end end
+  -- cancel while the model is "thinking" (its first answer is delayed by the script)
+  wait('the baseline report', function()
+    for _, p in ipairs(res.progress) do
+      if p.kind == 'report' and tostring(p.message):find('baseline:', 1, true) then return true end
+    end
     return false
   end)
+  vim.wait(1000, function() return false end, 50)
+  mark('model_waiting')
   vim.cmd('FixloopCancel')
   mark('cancel_sent')
   wait('the cancelled result', function()
