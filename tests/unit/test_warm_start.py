@@ -257,3 +257,12 @@ def test_a_test_without_a_result_still_shows_its_source(shop: tuple[Path, TestRu
 def test_nothing_to_show_is_an_empty_string(tmp_path: Path) -> None:
     empty = TestRun(results={}, exit_code=5, timed_out=False, duration=0.0, output="")
     assert build_warm_start(tmp_path, empty, []) == ""
+
+
+def test_a_module_id_stands_for_its_failing_tests(shop: tuple[Path, TestRun]) -> None:
+    root, run = shop
+    text = build_warm_start(root, run, ["tests/test_text.py"])
+    assert "## Failing test: tests/test_text.py::test_slug[a b-a-b]" in text
+    assert "## Failing test: tests/test_text.py::test_slug[c d-c-d]" in text
+    assert "test_slug[e-e]" not in text
+    assert "No result in the last run." not in text

@@ -26,6 +26,7 @@ TRACEBACK_CAP = 1500
 WINDOW = 6  # lines either side of the focus line when a function is too long for the budget
 MAX_FALLBACK_MATCHES = 2
 MAX_SCAN_FILES = 3000
+MAX_EXPANDED = 10  # failing tests shown for one module or class id
 _SKIP_DIRS = frozenset(
     {"site-packages", "dist-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"}
 )
@@ -154,7 +155,7 @@ class _Builder:
     def blocks(self, test_ids: list[str]) -> list[_Block]:
         """Blocks, most relevant first: per failure its test and the code it reaches, then the rest."""
         groups: dict[object, list[str]] = {}
-        for test_id in test_ids:
+        for test_id in self.expand(test_ids):
             outcome = self.run.outcome(test_id)
             key: object = (outcome.message, outcome.location) if outcome and outcome.failing else test_id
             groups.setdefault(key, []).append(test_id)
@@ -205,6 +206,21 @@ class _Builder:
         for tier in later:
             add_snippets(tier)
         return blocks
+
+    def expand(self, test_ids: list[str]) -> list[str]:
+        """Module and class ids ("tests/test_x.py", "...::TestC") stand for their failing tests."""
+        expanded: list[str] = []
+        for test_id in test_ids:
+            if test_id in self.run.results:
+                expanded.append(test_id)
+                continue
+            inside = [
+                tid
+                for tid, outcome in self.run.results.items()
+                if outcome.failing and tid.startswith((test_id + "::", test_id + "["))
+            ]
+            expanded += inside[:MAX_EXPANDED] if inside else [test_id]
+        return list(dict.fromkeys(expanded))
 
     def failure_block(
         self, test_id: str, same: list[str], outcome: TestOutcome | None, brief: bool, first: bool
