@@ -112,9 +112,11 @@ class FixRun:
             warm = build_warm_start(shadow.root, baseline.run, list(request.test_ids))
             base_url, model_name = await model_endpoint(settings)
             model = ChatModel(base_url=base_url, model=model_name, api_key=settings.api_key(),
-                              timeout=settings.model_timeout, temperature=settings.temperature)
+                              timeout=settings.model_timeout, temperature=settings.temperature,
+                              stream=settings.stream)
             toolbox = build_toolbox(Workspace(shadow.root), runner, default_test_ids=request.test_ids,
-                                    output_cap=settings.output_cap)
+                                    output_cap=settings.output_cap,
+                                    protect_tests=not settings.allow_test_edits)
             gate = VerificationGate(shadow, runner, baseline, allow_test_edits=settings.allow_test_edits)
 
             async def verify(summary: str):

@@ -57,4 +57,6 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     """Transcripts and shadows of a test go to its own cache folder, not the user's."""
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    # the fixture projects need no third-party pytest plugins; not loading ours makes each run ~4x faster
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     return cache

@@ -10,8 +10,9 @@ from support import fix_script, text_fix_script
 
 @pytest.mark.parametrize("stream", [True, False])
 async def test_native_tool_calls_fix_the_demo(run_fix, stream):
-    outcome = await run_fix("demo", fix_script("demo", stream=stream))
+    outcome = await run_fix("demo", fix_script("demo"), stream=stream)
     assert outcome.result.status == "fixed", outcome.result.reasons
+    assert all(bool(body.get("stream")) == stream for body in outcome.server.requests)
     assert outcome.result.files and outcome.result.diff.startswith("--- a/")
     tools = [a.tool for a in outcome.of(Action)]
     assert tools[-1] == "submit" and "edit_file" in tools
@@ -21,7 +22,7 @@ async def test_native_tool_calls_fix_the_demo(run_fix, stream):
 
 
 async def test_thoughts_are_streamed_as_deltas(run_fix):
-    outcome = await run_fix("demo", fix_script("demo", stream=True))
+    outcome = await run_fix("demo", fix_script("demo"))
     deltas = "".join(e.text for e in outcome.of(ThoughtDelta) if e.step == 1)
     assert "let me read it" in deltas
 

@@ -74,7 +74,9 @@ class ChatModel:
             except (openai.APIConnectionError, openai.APIStatusError) as error:
                 retryable = isinstance(error, openai.APIConnectionError) or (
                     getattr(error, "status_code", 0) in RETRYABLE_STATUS)
-                if not retryable or attempt >= self.max_retries:
+                # a refused connection is rarely transient: give up sooner than on a 5xx or a dropped stream
+                limit = min(self.max_retries, 2) if _refused(error) else self.max_retries
+                if not retryable or attempt >= limit:
                     raise self._explain(error, tools is not None, attempt) from None
                 delay = self._retry_delay(error, attempt)
                 log.info("model call failed (%s); retrying in %.1fs", _short(error), delay)
@@ -154,7 +156,7 @@ class ChatModel:
         if isinstance(error, openai.APIConnectionError):
             cause = error.__cause__ or error.__context__
             reason = _short(cause) if cause else "connection failed"
-            if "refused" in reason.lower():
+            if "refused" in reason.lower() or "all connection attempts failed" in reason.lower():
                 reason = "connection refused"
             return ModelError(f"cannot reach {where}: {reason} — is your model server running?")
         status = getattr(error, "status_code", 0)
@@ -171,6 +173,14 @@ class ChatModel:
             return ToolsUnsupported(f"{where} does not accept tools: {message}")
         after = f" after {retries} retries" if retries else ""
         return ModelError(f"model error {status} from {where}{after}: {message}")
+
+
+def _refused(error: Exception) -> bool:
+    if not isinstance(error, openai.APIConnectionError) or isinstance(error, openai.APITimeoutError):
+        return False
+    cause = error.__cause__ or error.__context__
+    text = str(cause or "").lower()
+    return "refused" in text or "all connection attempts failed" in text
 
 
 def _error_message(error: Exception) -> str:
