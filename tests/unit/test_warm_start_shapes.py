@@ -40,6 +40,17 @@ FLAT = {
     "inventory/broken.py": """
         LIMIT = int("ten")
     """,
+    "inventory/typo.py": """
+        def ratio(a, b)
+            return a / b
+    """,
+    "tests/test_typo.py": """
+        from inventory.typo import ratio
+
+
+        def test_ratio():
+            assert ratio(1, 2) == 0.5
+    """,
     "tests/test_stock.py": """
         from inventory import stock
 
@@ -85,6 +96,7 @@ def flat(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, TestRun]:
         "tests/test_stock.py::test_count_via_base_class",
         "tests/test_report.py::test_long_sum_of_nothing",
         "tests/test_broken.py::test_limit",
+        "tests/test_typo.py::test_ratio",
     ]
     return root, asyncio.run(PytestRunner(root, timeout=120).run(ids))
 
@@ -136,3 +148,11 @@ def test_a_timed_out_run_says_which_test_was_running(flat: tuple[Path, TestRun])
     assert "No result in the last run." in text
     assert f"The run timed out while {test_id} was running." in text
     assert "   4 | def test_count_via_module():" in text
+
+
+def test_a_syntax_error_in_project_code_shows_the_offending_lines(flat: tuple[Path, TestRun]) -> None:
+    root, run = flat
+    text = build_warm_start(root, run, ["tests/test_typo.py::test_ratio"])
+    assert "Outcome: error (in collect): SyntaxError: " in text
+    assert "### inventory/typo.py (lines 1-2) syntax error here: line 1" in text
+    assert "   1 | def ratio(a, b)" in text

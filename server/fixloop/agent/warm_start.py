@@ -31,6 +31,7 @@ _SKIP_DIRS = frozenset(
     {"site-packages", "dist-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"}
 )
 _BUILTINS = frozenset(dir(builtins))
+_SYNTAX_AT = re.compile(r'File "([^"]+)", line (\d+)')
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+(?=>)")  # object reprs differ from run to run
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -284,7 +285,10 @@ class _Builder:
         path, name, _ = split_test_id(test_id)
         frames: list[_Snippet] = []
         if outcome is not None and outcome.failing:
-            innermost = True
+            bad_syntax = self.syntax_error(outcome)
+            if bad_syntax is not None:
+                frames.append(bad_syntax)
+            innermost = bad_syntax is None
             for frame in reversed(outcome.frames):
                 note = "raised here" if innermost else "in the traceback"
                 snippet = self.enclosing(frame.path, frame.line, note)
@@ -314,6 +318,17 @@ class _Builder:
         if isinstance(node, _Def):
             fixtures = self.fixtures(source, node)
         return frames, calls, deeper, fixtures
+
+    def syntax_error(self, outcome: TestOutcome) -> _Snippet | None:
+        """The lines around a syntax error in a project file: it is no frame, pytest only names it."""
+        if not outcome.message.startswith(("SyntaxError", "IndentationError", "TabError")):
+            return None
+        match = _SYNTAX_AT.search(outcome.traceback)
+        if match is None:
+            return None
+        path = Path(match.group(1))
+        rel = self.rel(path if path.is_absolute() else self.root / path)
+        return self.enclosing(rel, int(match.group(2)), "syntax error here") if rel else None
 
     def enclosing(self, rel: str, line: int, note: str) -> _Snippet | None:
         source = self.source(rel)
