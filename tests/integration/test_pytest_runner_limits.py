@@ -149,3 +149,34 @@ async def test_test_output_is_captured_not_inherited(
     assert "MARKER" not in seen.out and "MARKER" not in seen.err
     assert len(run.output) <= 8 * 1024
     assert "1 passed" in run.output.splitlines()[-1]
+
+
+async def test_a_test_that_kills_the_interpreter_is_reported_failed(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "proj",
+        {
+            "tests/test_dies.py": """
+                import os
+
+
+                def test_fine():
+                    pass
+
+
+                def test_dies():
+                    os._exit(3)
+
+
+                def test_after():
+                    pass
+            """
+        },
+    )
+    run = await PytestRunner(root, timeout=120).run()
+    assert not run.timed_out
+    assert run.exit_code == 3
+    assert run.passed_ids() == ["tests/test_dies.py::test_fine"]
+    died = run.outcome("tests/test_dies.py::test_dies")
+    assert died is not None and died.outcome == "failed"
+    assert died.message == "pytest died while this test was running (exit code 3)"
+    assert run.failed_ids() == ["tests/test_dies.py::test_dies"]

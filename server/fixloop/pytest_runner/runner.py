@@ -191,6 +191,13 @@ class PytestRunner:
                 )
 
         hung = folded.running() if timed_out else None
+        finished = any(r.get("kind") == "session_finish" for r in records)
+        crashed = folded.running() if not timed_out and not finished else None
+        if crashed is not None and crashed not in results:
+            # The interpreter died under this test (os._exit, a segfault): it failed; nothing after it ran.
+            how = f"killed by signal {-exit_code}" if exit_code < 0 else f"exit code {exit_code}"
+            message = f"pytest died while this test was running ({how})"
+            results[crashed] = TestOutcome(crashed, "failed", message=message, traceback=_last_line(output))
         return TestRun(
             results=results,
             exit_code=exit_code,
