@@ -1,0 +1,165 @@
+// Drives the real VS Code workbench (code-server) in headless Chromium with playwright-core, as a user:
+//   node drive.mjs <scenario> <config.json>
+// scenario: fix | cancel | missing. config: {url, folder, out, playwrightCore, chromium, timeoutMs}.
+// Writes <out>/result.json (steps with their times, texts seen, errors) and screenshots into <out>;
+// exits 0 when the scenario's user-visible steps all happened, 1 otherwise. The Python test checks files.
+import { createRequire } from 'node:module';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [scenario, configPath] = process.argv.slice(2);
+const config = JSON.parse(readFileSync(configPath, 'utf8'));
+const require = createRequire(import.meta.url);
+const { chromium } = require(config.playwrightCore);
+const TIMEOUT = config.timeoutMs ?? 60_000;
+
+const result = { scenario, steps: {}, texts: {}, screenshots: {}, errors: [], console: [] };
+const t0 = Date.now();
+const step = (name) => {
+  result.steps[name] = (Date.now() - t0) / 1000;
+};
+
+let browser;
+let page;
+
+async function screenshot(name, what) {
+  const file = join(config.out, `${scenario}-${name}.png`);
+  await page.screenshot({ path: file });
+  result.screenshots[name] = { file, what };
+}
+
+async function toastTexts() {
+  return page.$$eval('.notifications-toasts .notification-toast', (els) => els.map((e) => e.innerText));
+}
+
+/** Waits for a notification toast containing `text`; returns its text. */
+async function waitForToast(text, timeout = TIMEOUT) {
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+  await toast.waitFor({ state: 'visible', timeout });
+  return toast.innerText();
+}
+
+async function runCommand(title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await input.fill('>' + title);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await page.keyboard.press('Enter');
+}
+
+async function openFile(name, expectText) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: TIMEOUT });
+  await page.keyboard.press('Enter');
+  await page.locator('.editor-instance .view-line', { hasText: expectText }).first().waitFor({ timeout: TIMEOUT });
+}
+
+async function goToLine(line) {
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await input.fill(':' + line);
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: TIMEOUT });
+}
+
+async function openWorkbench() {
+  browser = await chromium.launch({
+    executablePath: config.chromium,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  page = await context.newPage();
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && result.console.length < 30) result.console.push(msg.text().slice(0, 300));
+  });
+  await page.goto(`${config.url}/?folder=${encodeURIComponent(config.folder)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
+  step('workbench');
+  await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: TIMEOUT });
+  step('explorer');
+}
+
+async function fix() {
+  await openFile('test_calc.py', 'def test_add');
+  step('file_open');
+  await runCommand('fixloop: Run tests');
+  await page.locator('.editor-instance [class*="squiggly-"]').first().waitFor({ timeout: TIMEOUT });
+  step('diagnostic');
+  result.texts.runTests = await waitForToast('passed').catch(() => '');
+  await goToLine(config.testLine);
+  await runCommand('fixloop: Fix failing test');
+  step('fix_invoked');
+  // the model's thought streams into the progress notification
+  result.texts.progress = await waitForToast(config.thought);
+  step('thought_shown');
+  await screenshot('progress', 'the fixloop progress notification showing the model\'s thought, with its Cancel button');
+  result.texts.result = await waitForToast('fixloop: fixed');
+  step('result_toast');
+  await screenshot('result', 'the result toast "fixloop: fixed test_add in N steps, 1 file changed" with Undo / Show transcript');
+  // the edit is applied (unsaved) to calc.py; save everything as a user would
+  await runCommand('File: Save All');
+  const deadline = Date.now() + TIMEOUT;
+  while (readFileSync(config.calcPath, 'utf8') !== config.calcFixed) {
+    if (Date.now() > deadline) throw new Error('calc.py on disk never got the fix after Save All');
+    await page.waitForTimeout(100);
+  }
+  step('saved');
+}
+
+async function cancel() {
+  await openFile('test_calc.py', 'def test_add');
+  step('file_open');
+  await goToLine(config.testLine);
+  await runCommand('fixloop: Fix failing test');
+  step('fix_invoked');
+  // the scripted model holds its first answer back: the run is waiting on the model
+  result.texts.progress = await waitForToast('baseline:');
+  await page.waitForTimeout(1000);
+  step('model_waiting');
+  await screenshot('progress', 'the fixloop progress notification while the model is thinking, before Cancel');
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'fixloop' }).first();
+  await toast.hover();
+  await toast.locator('.monaco-button', { hasText: 'Cancel' }).first().click();
+  step('cancel_clicked');
+  result.texts.result = await waitForToast('run cancelled', 30_000);
+  step('cancelled');
+  await screenshot('cancelled', 'the "fixloop: run cancelled; no file was changed" toast');
+  result.texts.dirtyTabs = await page.$$eval('.tab.dirty', (els) => els.map((e) => e.innerText));
+}
+
+async function missing() {
+  await openFile('test_calc.py', 'def test_add');
+  step('file_open');
+  result.texts.hint = await waitForToast('-m pip install fixloop');
+  step('hint_shown');
+  await screenshot('install-hint', 'the error toast saying fixloop is not installed, with the exact pip command');
+  result.texts.status = await page.locator('.statusbar-item', { hasText: 'fixloop' }).first().innerText();
+}
+
+const scenarios = { fix, cancel, missing };
+
+try {
+  await openWorkbench();
+  await scenarios[scenario]();
+  result.ok = true;
+} catch (error) {
+  result.ok = false;
+  result.errors.push(String(error?.stack ?? error));
+  try {
+    result.texts.toastsAtFailure = await toastTexts();
+    await screenshot('failure', 'the workbench when the scenario failed');
+  } catch {}
+} finally {
+  result.seconds = (Date.now() - t0) / 1000;
+  writeFileSync(join(config.out, `${scenario}-result.json`), JSON.stringify(result, null, 2));
+  await browser?.close().catch(() => {});
+}
+process.exit(result.ok ? 0 : 1);
