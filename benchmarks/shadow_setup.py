@@ -56,9 +56,8 @@ def main() -> None:
         size = sum(path.stat().st_size for path in repo.rglob("*") if path.is_file())
         built = time.perf_counter() - started
         megabytes = size / 2**20
-        print(
-            f"repo: {args.files} files, {megabytes:.1f} MiB with .git (built in {built:.1f}s), {os.cpu_count()} CPUs"
-        )
+        cpus = os.cpu_count()
+        print(f"repo: {args.files} files, {megabytes:.1f} MiB with .git (built in {built:.1f}s), {cpus} CPUs")
 
         def shadow() -> Callable[[], None]:
             workspace = ShadowWorkspace.create(repo)
