@@ -52,6 +52,17 @@ SHOP = {
         def slug(s):
             return s.lower().replace(" ", "_")
     """,
+    "src/shop/queue.py": """
+        class Queue:
+            def append(self, item):
+                pass
+    """,
+    "tests/test_lists.py": """
+        def test_local_list():
+            items = []
+            items.append(1)
+            assert items == [2]
+    """,
     "tests/conftest.py": """
         import pytest
 
@@ -130,6 +141,7 @@ def test_the_run_fails_where_the_shapes_expect(shop: tuple[Path, TestRun]) -> No
         "tests/test_calc.py::TestCalculator::test_div_by_zero_is_none",
         "tests/test_calc.py::test_add_with_fixture",
         "tests/test_cart.py::test_total_without_discount",
+        "tests/test_lists.py::test_local_list",
         "tests/test_money.py::test_fmt",
         "tests/test_text.py::test_slug[a b-a-b]",
         "tests/test_text.py::test_slug[c d-c-d]",
@@ -266,3 +278,10 @@ def test_a_module_id_stands_for_its_failing_tests(shop: tuple[Path, TestRun]) ->
     assert "## Failing test: tests/test_text.py::test_slug[c d-c-d]" in text
     assert "test_slug[e-e]" not in text
     assert "No result in the last run." not in text
+
+
+def test_a_list_method_is_not_searched_for_in_the_project(shop: tuple[Path, TestRun]) -> None:
+    root, run = shop
+    text = build_warm_start(root, run, ["tests/test_lists.py::test_local_list"])
+    assert "## Failing test: tests/test_lists.py::test_local_list" in text
+    assert "queue.py" not in text

@@ -31,6 +31,7 @@ _SKIP_DIRS = frozenset(
     {"site-packages", "dist-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"}
 )
 _BUILTINS = frozenset(dir(builtins))
+_BUILTIN_METHODS = frozenset(name for kind in (list, dict, str) for name in dir(kind))
 _SYNTAX_AT = re.compile(r'File "([^"]+)", line (\d+)')
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+(?=>)")  # object reprs differ from run to run
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -443,7 +444,9 @@ class _Builder:
             return []  # a library module or object: not project code
         if isinstance(value, ast.Constant):
             return []
-        return [m for m in self.search_def(attr)]
+        if attr in _BUILTIN_METHODS:
+            return []  # most likely a list, dict or str method: searching the project would mislead
+        return self.search_def(attr)
 
     def resolve_class(
         self, source: _Source, func: ast.expr, local_classes: dict[str, tuple[_Source, ast.ClassDef]]
