@@ -212,8 +212,14 @@ class VerificationGate:
         changes = await asyncio.to_thread(self.shadow.changes)
         if not changes:
             return GateVerdict(False, ("nothing was changed: edit the code under test, then submit",))
+        proposed = await asyncio.to_thread(proposal_changes, changes, root=self.shadow.root)
+        if not proposed:
+            scratch = ", ".join(change.path for change in changes[:5])
+            return GateVerdict(
+                False,
+                (f"only new files that nothing imports were added ({scratch}): edit the code under test",),
+            )
         if not self.allow_test_edits:
-            proposed = await asyncio.to_thread(proposal_changes, changes, root=self.shadow.root)
             reasons = tamper_reasons(proposed, is_test_path)
             if reasons:
                 return GateVerdict(False, tuple(reasons))

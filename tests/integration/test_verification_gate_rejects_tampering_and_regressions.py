@@ -171,6 +171,10 @@ async def test_no_change_and_cheating_code_are_rejected(checked) -> None:
     assert (await project.gate().check()).reasons == (
         "nothing was changed: edit the code under test, then submit",
     )
+    (project.root / "debug_search.py").write_text("print('debugging')\n")
+    assert (await project.gate().check()).reasons == (
+        "only new files that nothing imports were added (debug_search.py): edit the code under test",
+    )
     write(
         project.root,
         "library/catalog.py",
