@@ -251,6 +251,8 @@ class ShadowWorkspace:
             rel = os.fsdecode(entry[3:])
             if rel.endswith("/"):
                 continue  # a nested repository: not part of this one
+            if entry[:2] == b"??" and self._in_environment(toplevel, rel):
+                continue  # a virtualenv or cache nobody listed in .gitignore
             source = toplevel / rel
             target = top / rel
             if source.is_symlink() or source.is_file():
@@ -280,6 +282,19 @@ class ShadowWorkspace:
             pathspec.unlink()
         _git(top, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "fixloop baseline", shadow=True)
         self.root.mkdir(parents=True, exist_ok=True)
+
+    def _in_environment(self, toplevel: Path, rel: str) -> bool:
+        parts = rel.split("/")[:-1]
+        if any(part in SKIPPED_DIRS for part in parts):
+            return True
+        cache = self.__dict__.setdefault("_venv_dirs", {})
+        for depth in range(1, len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            if folder not in cache:
+                cache[folder] = (toplevel / folder / "pyvenv.cfg").is_file()
+            if cache[folder]:
+                return True
+        return False
 
     @staticmethod
     def _has_head(toplevel: Path) -> bool:

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from fixloop.errors import FixloopError, ShadowError
 from fixloop.result import FileChange
 from fixloop.shadow import ShadowWorkspace, apply_changes, clean_stale_shadows, shadows_dir
@@ -77,6 +78,7 @@ def repo(tmp_path: Path) -> Path:
     git(root, "commit", "-qm", "initial")
     # The user's uncommitted state: a staged edit, an unstaged edit, a deletion, untracked and ignored files.
     write(root, {"src/keep.py": "VALUE = 2\n", "notes/todo.md": "untracked\n", "debug.log": "ignored\n"})
+    write(root, {"env/pyvenv.cfg": "home = /usr\n", "env/lib/x.py": "#\n", "node_modules/m.js": "//\n"})
     git(root, "add", "src/keep.py")
     write(root, {"src/keep.py": "VALUE = 3\n"})
     (root / "src/gone.py").unlink()
@@ -94,6 +96,8 @@ def test_git_shadow_mirrors_the_working_tree_not_just_head(repo: Path) -> None:
         assert (shadow.root / "notes/todo.md").read_text() == "untracked\n"
         assert not (shadow.root / "src/gone.py").exists()
         assert not (shadow.root / "debug.log").exists()
+        assert not (shadow.root / "env").exists()  # an un-ignored virtualenv is not copied
+        assert not (shadow.root / "node_modules").exists()
         assert "unsaved" in (shadow.root / "src/calc.py").read_text()
         assert (shadow.root / "docs/crlf.txt").read_bytes() == b"one\r\ntwo\r\n"
         assert shadow.changes() == []  # the user's state is the baseline, overlays included

@@ -7,8 +7,9 @@ import random
 import re
 
 import pytest
-from fixloop.edits import position_at, text_edits
 from lsprotocol.types import Position, TextEdit
+
+from fixloop.edits import position_at, text_edits
 
 PIECES = ["a", "b", "x = 1", "é", "ß", "😀", "👨‍👩‍👧", "中文", "한", " ", "\t", "\n", "\r\n", "\r"]
 PIECES += ["def f():", "    ", "#"]
