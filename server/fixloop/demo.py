@@ -67,6 +67,7 @@ class DemoView:
     last: str = ""
     open_line: bool = False
     tty: bool = False
+    pending: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         self.tty = bool(getattr(self.out, "isatty", lambda: False)())
@@ -83,25 +84,38 @@ class DemoView:
             return
         self.last = message
         plain = kind == "report" and not message.startswith(("→", "←", "✗", "✓"))
-        if self.tty and plain:
-            # A thought being streamed: keep rewriting one line until an action arrives.
+        if not plain:
+            self.line(message)
+        elif self.tty:
+            # A thought being streamed: keep rewriting one line until the next action arrives.
             self.out.write(f"\r\x1b[K{self.stamp()} {message}")
             self.open_line = True
+            self.out.flush()
         else:
-            self.line(message)
-        self.out.flush()
+            # Not a terminal: hold a growing line back and print it once it is complete.
+            if self.pending and not message.startswith(self.pending[1]):
+                self._flush_pending()
+            self.pending = (self.stamp(), message)
 
-    def line(self, text: str) -> None:
+    def _flush_pending(self) -> None:
+        if self.pending:
+            stamp, text = self.pending
+            self.pending = None
+            self.out.write(f"{stamp} {text}\n")
+
+    def _close_line(self) -> None:
+        self._flush_pending()
         if self.open_line:
             self.out.write("\n")
             self.open_line = False
+
+    def line(self, text: str) -> None:
+        self._close_line()
         self.out.write(f"{self.stamp()} {text}\n")
         self.out.flush()
 
     def say(self, text: str) -> None:
-        if self.open_line:
-            self.out.write("\n")
-            self.open_line = False
+        self._close_line()
         self.out.write(text + "\n")
         self.out.flush()
 

@@ -55,11 +55,15 @@ def test_progress_lines_are_deduplicated_and_stamped() -> None:
     view.progress({"kind": "begin", "title": "fixloop: fix t", "message": "starting"})
     view.progress({"kind": "report", "message": "thinking"})
     view.progress({"kind": "report", "message": "thinking"})
+    view.progress({"kind": "report", "message": "thinking about"})
+    view.progress({"kind": "report", "message": "thinking about it"})
+    view.progress({"kind": "report", "message": "next line"})
     view.progress({"kind": "report", "message": "→ read_file(path=a.py)"})
     view.progress({"kind": "end", "message": "fixed and applied: ok"})
     lines = out.getvalue().splitlines()
     assert [line.split("] ", 1)[1] for line in lines] == [
-        "fixloop: fix t: starting", "thinking", "→ read_file(path=a.py)", "fixed and applied: ok"]
+        "fixloop: fix t: starting", "thinking about it", "next line", "→ read_file(path=a.py)",
+        "fixed and applied: ok"]
     assert all(line.startswith("[") for line in lines)
 
 
