@@ -40,6 +40,31 @@ FLAT = {
     "inventory/broken.py": """
         LIMIT = int("ten")
     """,
+    "inventory/a.py": """
+        from inventory.b import b_step
+
+
+        def a_step(x):
+            return b_step(x)
+    """,
+    "inventory/b.py": """
+        from inventory import c
+
+
+        def b_step(x):
+            return c.c_step(x)
+    """,
+    "inventory/c.py": """
+        def c_step(x):
+            return x - 1
+    """,
+    "tests/test_chain.py": """
+        from inventory.a import a_step
+
+
+        def test_chain():
+            assert a_step(1) == 1
+    """,
     "inventory/typo.py": """
         def ratio(a, b)
             return a / b
@@ -97,6 +122,7 @@ def flat(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, TestRun]:
         "tests/test_report.py::test_long_sum_of_nothing",
         "tests/test_broken.py::test_limit",
         "tests/test_typo.py::test_ratio",
+        "tests/test_chain.py::test_chain",
     ]
     return root, asyncio.run(PytestRunner(root, timeout=120).run(ids))
 
@@ -156,3 +182,13 @@ def test_a_syntax_error_in_project_code_shows_the_offending_lines(flat: tuple[Pa
     assert "Outcome: error (in collect): SyntaxError: " in text
     assert "### inventory/typo.py (lines 1-2) syntax error here: line 1" in text
     assert "   1 | def ratio(a, b)" in text
+
+
+def test_a_helper_three_calls_away_is_shown(flat: tuple[Path, TestRun]) -> None:
+    root, run = flat
+    text = build_warm_start(root, run, ["tests/test_chain.py::test_chain"])
+    a = "### inventory/a.py (lines 4-5) a_step, called by the test"
+    b = "### inventory/b.py (lines 4-5) b_step, called by a_step"
+    c = "### inventory/c.py (lines 1-2) c_step, called by b_step"
+    assert a in text and b in text and c in text
+    assert text.index(a) < text.index(b) < text.index(c)

@@ -26,6 +26,8 @@ TRACEBACK_CAP = 1500
 WINDOW = 6  # lines either side of the focus line when a function is too long for the budget
 MAX_FALLBACK_MATCHES = 2
 MAX_SCAN_FILES = 3000
+MAX_CALL_DEPTH = 3  # the test's callees, theirs, and theirs
+MAX_PER_LEVEL = 12
 MAX_EXPANDED = 10  # failing tests shown for one module or class id
 _SKIP_DIRS = frozenset(
     {"site-packages", "dist-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"}
@@ -311,11 +313,23 @@ class _Builder:
             # Constructors matter less than the functions and methods the test calls.
             tier = deeper if isinstance(target, ast.ClassDef) else calls
             tier.append(self.def_snippet(target_source, target, owner, "called by the test"))
-        for target_source, target, owner in first_level:
-            if isinstance(target, _Def):
+        # Breadth first through what those call, a few levels down: the bug is often in a helper.
+        visited = {(t[0].rel, t[1].lineno) for t in first_level}
+        level = [t for t in first_level if isinstance(t[1], _Def)]
+        for _ in range(MAX_CALL_DEPTH - 1):
+            following: list[tuple[_Source, ast.stmt, ast.ClassDef | None]] = []
+            for target_source, target, owner in level:
+                assert isinstance(target, _Def)
                 note = f"called by {target.name}"
-                for inner_source, inner, inner_owner in self.callees(target_source, target, owner):
-                    deeper.append(self.def_snippet(inner_source, inner, inner_owner, note))
+                for inner in self.callees(target_source, target, owner):
+                    key = (inner[0].rel, inner[1].lineno)
+                    if key in visited or len(following) >= MAX_PER_LEVEL:
+                        continue
+                    visited.add(key)
+                    deeper.append(self.def_snippet(*inner, note))
+                    if isinstance(inner[1], _Def):
+                        following.append(inner)
+            level = following
         if isinstance(node, _Def):
             fixtures = self.fixtures(source, node)
         return frames, calls, deeper, fixtures
