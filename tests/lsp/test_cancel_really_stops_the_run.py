@@ -16,11 +16,13 @@ STALL = [{"fault": "stall", "seconds": 120}]
 LIMIT = 2.0  # seconds from the cancel to the answer; the run itself stops well within it (see the report)
 
 
-def processes_mentioning(text: str) -> list[int]:
+def pytest_processes(marker: str) -> list[int]:
+    """Live pytest processes whose command line mentions `marker` (the shadow's --rootdir)."""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
-            if text in cmdline.read_bytes().decode(errors="replace"):
+            text = cmdline.read_bytes().decode(errors="replace")
+            if marker in text and "\0no:cacheprovider\0" in text:  # the runner's pytest, not git
                 found.append(int(cmdline.parent.name))
         except OSError:
             continue
@@ -70,16 +72,19 @@ async def test_cancel_request_kills_pytest(lsp, project: Path, scripted_model, t
     request = asyncio.create_task(client.protocol.send_request_async(
         types.WORKSPACE_EXECUTE_COMMAND, params, msg_id="fix-slow"))
     marker = str(tmp_path / "xdg")  # the shadow lives there, so pytest's --rootdir names it
-    await until(lambda: processes_mentioning(marker) != [])
+    await until(lambda: pytest_processes(marker) != [])
     started = time.monotonic()
     client.cancel_request(types.CancelParams(id="fix-slow"))
     with pytest.raises(JsonRpcException) as raised:
         await asyncio.wait_for(request, 30)
     assert raised.value.code == -32800
-    await until(lambda: processes_mentioning(marker) == [] and progress_values(client)[-1].kind == "end", 10)
+    await until(lambda: pytest_processes(marker) == [] and progress_values(client)[-1].kind == "end", 10)
     assert time.monotonic() - started < LIMIT
     assert progress_values(client)[-1].message == "cancelled"
-    await until(lambda: shadows(tmp_path) == [], 5)
+    try:
+        await until(lambda: shadows(tmp_path) == [], 5)
+    except AssertionError:
+        raise AssertionError(f"shadow left behind: {shadows(tmp_path)}") from None
     assert model.requests == []  # it never got as far as the model
 
 
