@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.pytest_runner import PytestRunner
+from fixloop.pytest_runner import Frame, PytestRunner
 
 
 def write_project(root: Path, files: dict[str, str]) -> Path:
@@ -89,6 +89,12 @@ async def test_timeout_kills_the_group_and_keeps_results_so_far(tmp_path: Path) 
     assert run.passed_ids() == ["tests/test_hang.py::test_quick"]
     assert "tests/test_hang.py::test_never_reached" not in run.results
     assert "timed out in tests/test_hang.py::test_hangs" in run.summary()
+    hung = run.outcome("tests/test_hang.py::test_hangs")
+    assert hung is not None and hung.outcome == "failed"
+    assert hung.message == "Timeout: the test did not finish within 10s"
+    assert hung.frames[-1] == Frame("tests/test_hang.py", 15, "test_hangs")  # the time.sleep line
+    assert hung.location == "tests/test_hang.py:15"
+    assert "tests/test_hang.py:15: in test_hangs\n    time.sleep(120)" in hung.traceback
     grandchild = int(pid_file.read_text())
     assert await wait_dead(grandchild, 3), "the test's own subprocess outlived the timeout"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fixloop.agent.warm_start import build_warm_start
-from fixloop.pytest_runner import PytestRunner, TestRun
+from fixloop.pytest_runner import Frame, PytestRunner, TestOutcome, TestRun
 
 LONG_BODY = "\n".join(f"    total += {i}" for i in range(40))
 
@@ -192,3 +192,18 @@ def test_a_helper_three_calls_away_is_shown(flat: tuple[Path, TestRun]) -> None:
     c = "### inventory/c.py (lines 1-2) c_step, called by b_step"
     assert a in text and b in text and c in text
     assert text.index(a) < text.index(b) < text.index(c)
+
+
+def test_a_hung_test_shows_where_it_was_stopped(flat: tuple[Path, TestRun]) -> None:
+    root, _ = flat
+    test_id = "tests/test_stock.py::test_count_via_module"
+    frames = (
+        Frame("tests/test_stock.py", 5, "test_count_via_module"),
+        Frame("inventory/helpers.py", 2, "clamp"),
+    )
+    message = "Timeout: the test did not finish within 5s"
+    hung = TestOutcome(test_id, "failed", message, "inventory/helpers.py:2", frames=frames)
+    run = TestRun({test_id: hung}, exit_code=-9, timed_out=True, duration=5.0, output="", hung_test=test_id)
+    text = build_warm_start(root, run, [test_id])
+    assert "Outcome: failed: Timeout: the test did not finish within 5s" in text
+    assert "### inventory/helpers.py (lines 1-2) clamp, stopped here: line 2" in text

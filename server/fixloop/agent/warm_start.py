@@ -292,8 +292,9 @@ class _Builder:
             if bad_syntax is not None:
                 frames.append(bad_syntax)
             innermost = bad_syntax is None
+            timeout = outcome.message.startswith("Timeout:")
             for frame in reversed(outcome.frames):
-                note = "raised here" if innermost else "in the traceback"
+                note = ("stopped here" if timeout else "raised here") if innermost else "in the traceback"
                 snippet = self.enclosing(frame.path, frame.line, note)
                 innermost = False
                 if snippet is not None:

@@ -5,8 +5,10 @@ must not import fixloop: the project's interpreter may not have it. Lines are wr
 run killed on timeout still tells which tests finished and which one was running.
 """
 
+import faulthandler
 import json
 import os
+import signal
 import traceback
 
 import pytest
@@ -14,7 +16,9 @@ import pytest
 _ENV = "FIXLOOP_REPORT_FILE"
 _MAX_TEXT = 6000
 _MAX_FRAMES = 60
+STACK_FILE = "stacks.txt"
 _fd = None
+_stack_file = None
 _is_worker = False  # a pytest-xdist worker: the controller reports its tests, the worker only frames
 
 
@@ -73,12 +77,19 @@ def _entry_frames(report):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
-    global _is_worker
+    global _is_worker, _stack_file
     _is_worker = hasattr(config, "workerinput")
     # Plugins that write into the rootdir by default write into our scratch folder instead.
     scratch = os.path.dirname(os.environ.get(_ENV, "")) or None
     if scratch and str(getattr(config.option, "benchmark_storage", "")).endswith("./.benchmarks"):
         config.option.benchmark_storage = "file://" + os.path.join(scratch, "benchmarks")
+    # On timeout the runner sends SIGUSR1 before killing: the stacks then say where a hung test was.
+    if scratch and not _is_worker and hasattr(signal, "SIGUSR1"):
+        try:
+            _stack_file = open(os.path.join(scratch, STACK_FILE), "w", encoding="utf-8")
+            faulthandler.register(signal.SIGUSR1, file=_stack_file, all_threads=True)
+        except (OSError, RuntimeError, ValueError):
+            _stack_file = None
 
 
 def pytest_sessionstart(session):

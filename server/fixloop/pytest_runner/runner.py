@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -29,11 +30,14 @@ OUTPUT_CAP = 8 * 1024
 MESSAGE_CAP = 400
 TRACEBACK_CAP = 4000
 KILL_GRACE = 0.5
+STACK_DUMP_WAIT = 0.3
+STACK_FILE = "stacks.txt"  # the plugin's faulthandler dump, next to the report
 
 _PLUGIN_SOURCE = Path(__file__).with_name("report_plugin.py")
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Failed)\b")
 # "ValueError: ...", "json.decoder.JSONDecodeError: ..."
 _NAMES_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(: |$)")
+_FAULTHANDLER_FRAME = re.compile(r'^\s+File "(.+)", line (\d+) in (.+)$')
 _EXCLUDED_PARTS = frozenset({"site-packages", "dist-packages", "node_modules", "__pycache__"})
 
 
@@ -140,6 +144,8 @@ class PytestRunner:
                 await asyncio.wait_for(proc.wait(), self.timeout)
             except TimeoutError:
                 timed_out = True
+                if _signal_group(proc.pid, signal.SIGUSR1):  # our plugin dumps the stacks
+                    await asyncio.sleep(STACK_DUMP_WAIT)
             await _kill_group(proc, KILL_GRACE)
             # A process that left the group may still hold the pipe: don't wait on it for long.
             with contextlib.suppress(TimeoutError):
@@ -154,7 +160,33 @@ class PytestRunner:
         text = output.text()
         records = _read_records(report_path)
         exit_code = proc.returncode if proc.returncode is not None else -1
-        return self._fold(records, test_ids, exit_code, timed_out, duration, text)
+        run = self._fold(records, test_ids, exit_code, timed_out, duration, text)
+        if timed_out and run.hung_test and run.hung_test not in run.results:
+            run = self._with_hung_outcome(run, _read_text(workdir / STACK_FILE))
+        return run
+
+    def _with_hung_outcome(self, run: TestRun, stacks: str) -> TestRun:
+        """The hung test as failed, with the project frames it was stuck in when the stacks were dumped."""
+        assert run.hung_test is not None
+        fold = _Fold(self.root)
+        frames = fold.project_frames(_main_thread_frames(stacks))
+        location = f"{frames[-1].path}:{frames[-1].line}" if frames else None
+        lines = []
+        for frame in frames:
+            lines.append(f"{frame.path}:{frame.line}: in {frame.function}")
+            source = _read_text(self.root / frame.path).splitlines()
+            if 0 < frame.line <= len(source):
+                lines.append("    " + source[frame.line - 1].strip())
+        outcome = TestOutcome(
+            test_id=run.hung_test,
+            outcome="failed",
+            message=f"Timeout: the test did not finish within {self.timeout:g}s",
+            location=location,
+            traceback="\n".join(["the test was here when it was stopped:", *lines]) if lines else "",
+            frames=frames,
+            duration=run.duration,
+        )
+        return dataclasses.replace(run, results={**run.results, run.hung_test: outcome})
 
     def _fold(
         self,
@@ -234,9 +266,12 @@ async def _kill_group(proc: asyncio.subprocess.Process, grace: float) -> None:
         await asyncio.wait_for(proc.wait(), grace * 2)
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+    try:
         os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 class _OutputTail:
@@ -391,12 +426,12 @@ class _Fold:
     def _frames(self, frames_record: dict[str, Any] | None, failure: dict[str, Any]) -> tuple[Frame, ...]:
         record = frames_record or {}
         for raw in (record.get("frames") or [], *(record.get("causes") or [])):
-            frames = self._project_frames(raw)
+            frames = self.project_frames(raw)
             if frames:
                 return frames
-        return self._project_frames(failure.get("entries") or [])
+        return self.project_frames(failure.get("entries") or [])
 
-    def _project_frames(self, raw: list[Any]) -> tuple[Frame, ...]:
+    def project_frames(self, raw: list[Any]) -> tuple[Frame, ...]:
         frames = []
         for item in raw:
             try:
@@ -433,6 +468,29 @@ class _Fold:
         if any(part in _EXCLUDED_PARTS or part.startswith(".") for part in parts[:-1]):
             return None
         return "/".join(parts)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _main_thread_frames(stacks: str) -> list[list[Any]]:
+    """[filename, line, function] outermost first, from faulthandler's dump of the main thread."""
+    blocks: list[tuple[str, list[list[Any]]]] = []
+    for line in stacks.splitlines():
+        if line.startswith(("Thread 0x", "Current thread 0x", "Stack (most recent call first)")):
+            blocks.append((line, []))
+            continue
+        match = _FAULTHANDLER_FRAME.match(line)
+        if match and blocks:
+            blocks[-1][1].append([match.group(1), int(match.group(2)), match.group(3)])
+    current = next((frames for head, frames in blocks if head.startswith("Current thread")), None)
+    if current is None:
+        current = blocks[0][1] if blocks else []
+    return list(reversed(current))
 
 
 def _first_line(text: str) -> str:
