@@ -67,3 +67,23 @@ def test_a_fix_through_vscode_jsonrpc(project: Path, scripted_model, tmp_path: P
     assert report["progress"][0] == "begin" and report["progress"][-1] == "end"
     assert len(report["edits"]) == 1
     assert "a stray print after startup" in proc.stderr
+
+
+UNGUARDED_SERVER = """
+import sys
+from fixloop.lsp import serve
+print("a stray print on the real stdout", flush=True)
+raise SystemExit(serve(stdout=sys.stdout.buffer))
+"""
+
+
+def test_the_strict_client_does_catch_a_corrupted_stream(project: Path, tmp_path: Path) -> None:
+    """Control: without the guard the same noise breaks vscode-jsonrpc, so the test above means something."""
+    modules = node_modules()
+    spec = {"server": [sys.executable, "-c", UNGUARDED_SERVER], "rootUri": uri(project),
+            "command": "fixloop.server.cancel", "arguments": [], "timeout": 15}
+    env = {**server_env(tmp_path, None), "NODE_PATH": str(modules)}
+    proc = subprocess.run(["node", str(HERE / "strict_client.js"), json.dumps(spec)], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["errors"] or report["result"] == {"timeout": True}
