@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fixloop.errors import NothingToFix, TestRunError
+from fixloop.events import Observation
 from fixloop.pytest_runner import PytestRunner
 from fixloop.shadow import ShadowWorkspace, shadows_dir
 from fixloop.verify import Baseline, VerificationGate, proposal_changes, record_baseline
@@ -218,12 +219,22 @@ def tamper_script(attempts: int) -> list[dict]:
 
 
 async def test_engine_feeds_rejections_back_and_ends_not_fixed(run_fix, fixture_project) -> None:
-    root = fixture_project("conftest_fixture")
+    # The engine's edit tools already refuse test files, so the model's way to cheat is a careless fix.
+    root = fixture_project("careless_fix")
     before = snapshot(root)
-    outcome = await run_fix(root, tamper_script(2), test_ids=[CATALOG_TARGET], attempts=2)
+    careless = load_fix("careless_fix")["careless_edits"]
+    script = [
+        {"content": "Change the formatter.", "tool_calls": [{"name": "edit_file", "arguments": careless[0]}]},
+        {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "try 1"}}]},
+        {"content": "Again.", "tool_calls": [{"name": "submit", "arguments": {"summary": "try 2"}}]},
+    ]
+    outcome = await run_fix(root, script, test_ids=[INVOICE_TARGET], attempts=2)
     assert outcome.result.status == "not_fixed"
     assert outcome.result.attempts == 2
-    assert any("assertion changed at line 6" in reason for reason in outcome.result.reasons)
+    newly = "tests/test_money.py::test_format_money_from_cents passed before this change"
+    assert any(reason.startswith(newly) for reason in outcome.result.reasons)
+    fed_back = [event.text for event in outcome.of(Observation) if event.tool == "submit"]
+    assert len(fed_back) == 2 and all(newly in text for text in fed_back)
     assert outcome.result.diff == ""
     assert snapshot(root) == before
     assert list(shadows_dir().iterdir()) == []
