@@ -186,3 +186,29 @@ async def test_a_test_that_kills_the_interpreter_is_reported_failed(tmp_path: Pa
     assert died is not None and died.outcome == "failed"
     assert died.message == "pytest died while this test was running (exit code 3)"
     assert run.failed_ids() == ["tests/test_dies.py::test_dies"]
+
+
+async def test_a_hang_while_collecting_names_the_line(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "proj",
+        {
+            "slow_import.py": """
+                import time
+
+                while True:
+                    time.sleep(0.1)
+            """,
+            "tests/test_import.py": """
+                import slow_import
+
+
+                def test_never():
+                    pass
+            """,
+        },
+    )
+    run = await PytestRunner(root, timeout=6).run()
+    assert run.timed_out
+    assert run.hung_test is None
+    assert run.results == {}
+    assert run.errors == ("timed out while collecting tests, at slow_import.py:4 in <module>",)

@@ -163,6 +163,11 @@ class PytestRunner:
         run = self._fold(records, test_ids, exit_code, timed_out, duration, text)
         if timed_out and run.hung_test and run.hung_test not in run.results:
             run = self._with_hung_outcome(run, _read_text(workdir / STACK_FILE))
+        elif timed_out and not run.hung_test:
+            frames = _Fold(self.root).project_frames(_main_thread_frames(_read_text(workdir / STACK_FILE)))
+            if frames:  # stuck before any test started: importing a test module or a conftest
+                stuck = f"timed out while collecting tests, at {frames[-1].path}:{frames[-1].line}"
+                run = dataclasses.replace(run, errors=(*run.errors, f"{stuck} in {frames[-1].function}"))
         return run
 
     def _with_hung_outcome(self, run: TestRun, stacks: str) -> TestRun:
