@@ -55,10 +55,6 @@ class _Snippet:
     note: str
     focus: int | None = None  # the line that matters most (raised here, failing assertion)
 
-    @property
-    def key(self) -> tuple[str, tuple[tuple[int, int], ...]]:
-        return self.path, self.ranges
-
 
 @dataclass(frozen=True)
 class _Block:
