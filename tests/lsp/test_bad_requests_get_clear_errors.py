@@ -65,3 +65,30 @@ async def test_malformed_arguments(lsp, project: Path, arguments: list) -> None:
     result = await command(client, FIX, *arguments)
     assert result["status"] == "error"
     assert result["error"]["kind"] == "BadArguments"
+
+
+@pytest.mark.asyncio
+async def test_unreachable_model(lsp, project: Path) -> None:
+    client = await lsp(project, base_url="http://127.0.0.1:9/v1")
+    result = await command(client, FIX, {"testId": f"{TEST_FILE}::test_add"})
+    assert result["status"] == "error"
+    assert result["error"]["kind"] == "ModelError", result
+    assert errors_shown(client)
+
+
+@pytest.mark.asyncio
+async def test_test_id_that_does_not_exist(lsp, project: Path) -> None:
+    client = await lsp(project, base_url="http://127.0.0.1:9/v1")
+    result = await command(client, FIX, {"testId": f"{TEST_FILE}::test_nope"})
+    assert result["status"] == "error"
+    assert result["error"]["kind"] == "TestRunError"
+    assert "test_nope" in result["summary"]
+
+
+@pytest.mark.asyncio
+async def test_a_passing_parametrized_test_has_nothing_to_fix(lsp, project: Path) -> None:
+    client = await lsp(project, base_url="http://127.0.0.1:9/v1")
+    result = await command(client, FIX, {"testId": f"{TEST_FILE}::test_mul[2-3-6]"})
+    assert result["status"] == "error"
+    assert result["error"]["kind"] == "NothingToFix", result
+    assert any(m.type == types.MessageType.Info for m in client.messages)

@@ -83,6 +83,7 @@ class FixSession:
         try:
             target = FixArgs.parse(args)
             root, path = self._root(target)
+            await self.ls.settings.ready()
             settings, errors = self.ls.settings.resolve(root)
             for error in errors:
                 self.ls.show(f"fixloop: {error} (using the default)", types.MessageType.Warning)

@@ -42,10 +42,14 @@ def register(server: FixloopServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: FixloopServer, params: types.InitializeParams) -> None:
         ls.settings.init_options = unwrap(params.initialization_options)
+        ls.settings.expect_client_settings()
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: FixloopServer, params: types.InitializedParams) -> None:
-        await pull_configuration(ls)
+        try:
+            await pull_configuration(ls)
+        finally:
+            ls.settings.client_settings_loaded()
         report_settings(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -27,6 +27,7 @@ async def run_and_publish(ls: FixloopServer, root: Path, test_ids: list[str],
     """Run `test_ids` (everything when empty) and publish what fails; returns the command's summary."""
     from fixloop.pytest_runner import PytestRunner
 
+    await ls.settings.ready()
     settings, errors = ls.settings.resolve(root)
     for error in errors:
         ls.show(f"fixloop: {error} (using the default)", types.MessageType.Warning)

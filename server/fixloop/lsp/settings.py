@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 from fixloop.config import Settings, SettingsSources
 
 SECTION = "fixloop"
+CONFIGURATION_WAIT = 5.0  # seconds a command waits for the first workspace/configuration answer
 
 
 def unwrap(values: Any) -> Any:
@@ -29,6 +32,21 @@ class SettingsState:
         self.init_options: Any = None
         self.client_config: Any = None
         self._reported: set[str] = set()
+        self._loaded: asyncio.Future[None] | None = None
+
+    def expect_client_settings(self) -> None:
+        """Called at initialize: commands wait (briefly) for the first workspace/configuration answer."""
+        self._loaded = asyncio.get_running_loop().create_future()
+
+    def client_settings_loaded(self) -> None:
+        if self._loaded is not None and not self._loaded.done():
+            self._loaded.set_result(None)
+
+    async def ready(self) -> None:
+        """Wait until the client's settings are in, so a command sent right after startup uses them."""
+        if self._loaded is not None and not self._loaded.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._loaded), CONFIGURATION_WAIT)
 
     def resolve(self, root: Path) -> tuple[Settings, list[str]]:
         """Settings for `root` and the errors not reported before (each bad setting is shown once)."""
