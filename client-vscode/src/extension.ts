@@ -15,7 +15,10 @@ import {
   LanguageClientOptions,
   LSPErrorCodes,
   ResponseError,
+  MessageType,
   ServerOptions,
+  ShowMessageNotification,
+  ShowMessageParams,
   State,
   WorkDoneProgress,
   WorkDoneProgressBegin,
@@ -30,6 +33,9 @@ import { FileTraceChannel } from './traceFile';
 import { loadTranscript } from './transcript';
 
 const SECRET_KEY = 'fixloop.apiKey';
+// The server announces each fix's outcome with window/showMessage for clients that render nothing
+// themselves; during our own runs the result toast (with Undo) says the same, so these are not repeated.
+const SERVER_RESULT_PREFIXES = ['fixloop: fixed ', 'fixloop: found a fix for ', 'fixloop: cancelled the fix of ', 'fixloop: could not fix '];
 const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 3 * 60_000;
 
@@ -50,6 +56,7 @@ class FixloopExtension implements vscode.Disposable {
   private lastResult: FixResult | undefined;
   private lastEdit: AppliedEdit | undefined;
   private restarts: number[] = [];
+  private readonly serverToasts = new Set<string>(); // server messages shown during the current runs
   private starting: Promise<void> | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
@@ -142,6 +149,7 @@ class FixloopExtension implements vscode.Disposable {
         this.updateStatus();
       }
     });
+    client.onNotification(ShowMessageNotification.type, (message) => this.onServerMessage(message));
     try {
       await client.start();
     } catch (error) {
@@ -152,6 +160,23 @@ class FixloopExtension implements vscode.Disposable {
       );
     }
     this.updateStatus();
+  }
+
+  private onServerMessage({ type, message }: ShowMessageParams): void {
+    this.log.info(`server: ${message}`);
+    if (this.activeRuns.size > 0) {
+      if (SERVER_RESULT_PREFIXES.some((prefix) => message.startsWith(prefix))) {
+        return;
+      }
+      this.serverToasts.add(message);
+    }
+    if (type === MessageType.Error) {
+      void vscode.window.showErrorMessage(message);
+    } else if (type === MessageType.Warning) {
+      void vscode.window.showWarningMessage(message);
+    } else {
+      void vscode.window.showInformationMessage(message);
+    }
   }
 
   private onServerClosed(): CloseHandlerResult {
@@ -236,6 +261,7 @@ class FixloopExtension implements vscode.Disposable {
         async (progress, cancel) => {
           progress.report({ message: `fixing ${label}…` });
           let reported = 0;
+          const view = new ProgressLine();
           const onProgress = client.onProgress(
             WorkDoneProgress.type,
             token,
@@ -243,7 +269,8 @@ class FixloopExtension implements vscode.Disposable {
               if (value.kind === 'end') {
                 return;
               }
-              const message = oneLine(value.kind === 'begin' ? value.message ?? value.title : value.message ?? '');
+              const line = oneLine(value.kind === 'begin' ? value.message ?? value.title : value.message ?? '');
+              const message = view.update(line);
               let increment: number | undefined;
               if (typeof value.percentage === 'number' && value.percentage > reported) {
                 increment = value.percentage - reported;
@@ -252,8 +279,8 @@ class FixloopExtension implements vscode.Disposable {
               if (message || increment) {
                 progress.report({ message: message || undefined, increment });
               }
-              if (message) {
-                this.log.info(`[${label}] ${message}`);
+              if (line) {
+                this.log.info(`[${label}] ${line}`);
               }
             },
           );
@@ -291,6 +318,9 @@ class FixloopExtension implements vscode.Disposable {
       this.lastResult = result;
       this.showResult(result);
     }
+    if (this.activeRuns.size === 0) {
+      this.serverToasts.clear();
+    }
     return result;
   }
 
@@ -309,16 +339,18 @@ class FixloopExtension implements vscode.Disposable {
         ...buttons,
       );
     } else if (result.status === 'fixed') {
-      shown = vscode.window.showWarningMessage(
-        `fixloop: found a fix for ${names}, but it was not applied (discarded or rejected by the editor).`,
-        ...buttons,
-      );
+      const why = result.failureReason ?? 'discarded or rejected by the editor';
+      shown = vscode.window.showWarningMessage(`fixloop: found a fix for ${names}, but it was not applied: ${why}`, ...buttons);
     } else if (result.status === 'cancelled') {
       shown = vscode.window.showInformationMessage(`fixloop: run cancelled; no file was changed.`, ...buttons);
     } else if (result.status === 'not_fixed') {
       shown = vscode.window.showWarningMessage(`fixloop: could not fix ${names}: ${result.summary}`, ...buttons);
     } else {
-      shown = vscode.window.showErrorMessage(`fixloop: ${result.summary || 'the run failed'}`, ...buttons);
+      const text = `fixloop: ${result.summary || 'the run failed'}`;
+      if (this.serverToasts.has(text)) {
+        return; // the server has just said exactly this
+      }
+      shown = vscode.window.showErrorMessage(text, ...buttons);
     }
     void Promise.resolve(shown).then(async (choice) => {
       if (choice === undo) {
@@ -555,6 +587,26 @@ function describeTestRun(result: unknown): string {
     }
   }
   return `tests ran: ${JSON.stringify(result)}`;
+}
+
+/**
+ * The notification's line: the latest thought, followed by what the loop is doing about it.
+ * Actions and observations ("→ tool(…)", "← tool: …", "✓/✗ …") arrive milliseconds after the thought
+ * that led to them; showing them alone would replace the thought before anyone could read it.
+ */
+class ProgressLine {
+  private thought = '';
+
+  update(line: string): string {
+    if (!line) {
+      return '';
+    }
+    if (/^[→←✓✗]/.test(line)) {
+      return this.thought ? `${this.thought} — ${line}` : line;
+    }
+    this.thought = line;
+    return line;
+  }
 }
 
 function oneLine(text: string): string {

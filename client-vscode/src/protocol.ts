@@ -20,6 +20,8 @@ export interface FixResult {
   seconds: number;
   transcript: string | null;
   reasons?: string[];
+  /** Why a found fix was not applied (the client rejected it, the user discarded it, a buffer changed). */
+  failureReason?: string | null;
 }
 
 /** `{testId}` or `{uri, position?}`: the one argument of fixloop.server.fixFailingTest. */

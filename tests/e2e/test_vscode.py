@@ -216,6 +216,8 @@ def test_fix_from_the_palette_streams_thoughts_and_the_test_passes(
     assert "Cancel" in result["texts"]["progress"]  # the notification is cancellable
     assert "fixed test_add in" in result["texts"]["result"] and "1 file changed" in result["texts"]["result"]
     assert "Undo" in result["texts"]["result"]
+    seen = " | ".join(toast["text"] for toast in result["toastTimeline"])
+    assert "review and save" not in seen  # the server's own result message is not shown twice
     assert (project / "calc.py").read_text() == CALC_FIXED
     assert (project / "tests" / "test_calc.py").read_text() == TEST_CALC
     assert pytest_passes(project, FAILING_TEST)

@@ -13,7 +13,7 @@ const require = createRequire(import.meta.url);
 const { chromium } = require(config.playwrightCore);
 const TIMEOUT = config.timeoutMs ?? 60_000;
 
-const result = { scenario, steps: {}, texts: {}, screenshots: {}, errors: [], console: [] };
+const result = { scenario, steps: {}, texts: {}, screenshots: {}, errors: [], console: [], toastTimeline: [] };
 const t0 = Date.now();
 const step = (name) => {
   result.steps[name] = (Date.now() - t0) / 1000;
@@ -66,6 +66,24 @@ async function goToLine(line) {
   await input.fill(':' + line);
   await page.keyboard.press('Enter');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: TIMEOUT });
+}
+
+/** Records every distinct notification text with its time, for the result file (what the user saw). */
+function sampleToasts() {
+  const seen = new Set();
+  const timer = setInterval(async () => {
+    try {
+      const texts = await page.$$eval('.notifications-toasts .notification-toast, .notifications-center .notification-list-item',
+        (els) => els.map((e) => e.innerText.replace(/\s+/g, ' ').trim()));
+      for (const text of texts) {
+        if (!seen.has(text)) {
+          seen.add(text);
+          result.toastTimeline.push({ t: (Date.now() - t0) / 1000, text: text.slice(0, 300) });
+        }
+      }
+    } catch {}
+  }, 200);
+  return () => clearInterval(timer);
 }
 
 async function openWorkbench() {
@@ -148,7 +166,8 @@ const scenarios = { fix, cancel, missing };
 
 try {
   await openWorkbench();
-  await scenarios[scenario]();
+  const stopSampling = sampleToasts();
+  await scenarios[scenario]().finally(stopSampling);
   result.ok = true;
 } catch (error) {
   result.ok = false;
