@@ -23,6 +23,7 @@ HEADER = (
     "Line numbers are for reference only: quote code without them."
 )
 TRACEBACK_CAP = 1500
+MAX_LINE = 400
 WINDOW = 6  # lines either side of the focus line when a function is too long for the budget
 MAX_FALLBACK_MATCHES = 2
 MAX_SCAN_FILES = 3000
@@ -745,7 +746,10 @@ def _render(snippet: _Snippet, lines: list[str]) -> str:
         if index:
             out.append(f"{'':>{width}} | ...")
         for number in range(low, min(high, len(lines)) + 1):
-            out.append(f"{number:>{width}} | {lines[number - 1]}".rstrip())
+            line = lines[number - 1].rstrip()
+            if len(line) > MAX_LINE:  # generated data or minified code: the start says enough
+                line = line[:MAX_LINE] + " ... (line cut)"
+            out.append(f"{number:>{width}} | {line}".rstrip())
     return "\n".join(out)
 
 
