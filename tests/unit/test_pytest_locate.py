@@ -172,3 +172,40 @@ def test_split_test_id_separates_path_name_and_parameters() -> None:
     assert split_test_id("tests/test_x.py::TestC::test_m[1-a::b]") == parts
     assert split_test_id("tests/test_x.py::test_y") == ("tests/test_x.py", "test_y", "")
     assert split_test_id("tests/test_x.py") == ("tests/test_x.py", "", "")
+
+
+INHERITED = textwrap.dedent(
+    """
+    class BaseChecks:
+        def test_shared(self):
+            pass
+
+
+    class TestFast(BaseChecks):
+        def test_own(self):
+            pass
+
+
+    class TestSlow(TestFast):
+        def test_shared(self):
+            pass
+
+
+    class TestWithInit:
+        def __init__(self):
+            pass
+
+        def test_skipped_by_pytest(self):
+            pass
+    """
+).lstrip("\n")
+
+
+def test_inherited_test_methods_run_under_the_subclass() -> None:
+    found = {t.test_id_suffix: t.def_line for t in test_functions(INHERITED)}
+    assert found == {
+        "TestFast::test_own": 7,
+        "TestFast::test_shared": 2,
+        "TestSlow::test_shared": 12,
+        "TestSlow::test_own": 7,
+    }

@@ -28,31 +28,59 @@ def test_functions(source: str) -> list[TestFunction]:
     except (SyntaxError, ValueError):
         return []
     found: list[TestFunction] = []
-    _collect(tree.body, "", found)
+    _collect(tree.body, "", found, {})
     return found
 
 
 test_functions.__test__ = False  # type: ignore[attr-defined]  # a helper, not a pytest test
 
 
-def _collect(body: list[ast.stmt], prefix: str, found: list[TestFunction]) -> None:
+def _collect(
+    body: list[ast.stmt], prefix: str, found: list[TestFunction], classes: dict[str, ast.ClassDef]
+) -> None:
     for node in body:
         if isinstance(node, _FunctionNode) and node.name.startswith("test"):
-            found.append(
-                TestFunction(
-                    test_id_suffix=prefix + node.name,
-                    def_line=node.lineno,
-                    start_line=min([node.lineno, *(d.lineno for d in node.decorator_list)]),
-                    end_line=node.end_lineno or node.lineno,
-                )
-            )
-        elif isinstance(node, ast.ClassDef) and _is_test_class(node):
-            _collect(node.body, f"{prefix}{node.name}::", found)
+            found.append(_test(prefix + node.name, node))
+        elif isinstance(node, ast.ClassDef):
+            classes[node.name] = node
+            if not _is_test_class(node):
+                continue
+            _collect(node.body, f"{prefix}{node.name}::", found, dict(classes))
+            # Test methods inherited from a base class in the same module run under this class too.
+            own = {n.name for n in node.body if isinstance(n, _FunctionNode)}
+            for method in _inherited(node, classes, own):
+                found.append(_test(f"{prefix}{node.name}::{method.name}", method))
+
+
+def _test(suffix: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> TestFunction:
+    return TestFunction(
+        test_id_suffix=suffix,
+        def_line=node.lineno,
+        start_line=min([node.lineno, *(d.lineno for d in node.decorator_list)]),
+        end_line=node.end_lineno or node.lineno,
+    )
+
+
+def _inherited(
+    node: ast.ClassDef, classes: dict[str, ast.ClassDef], seen: set[str], depth: int = 0
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    methods: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for base in node.bases:
+        parent = classes.get(base.id) if isinstance(base, ast.Name) else None
+        if parent is None or parent is node or depth > 5:
+            continue
+        for item in parent.body:
+            if isinstance(item, _FunctionNode) and item.name.startswith("test") and item.name not in seen:
+                seen.add(item.name)
+                methods.append(item)
+        methods += _inherited(parent, classes, seen, depth + 1)
+    return methods
 
 
 def _is_test_class(node: ast.ClassDef) -> bool:
     if node.name.startswith("Test"):
-        return True
+        # pytest skips (with a warning) a test class that has its own __init__.
+        return not any(isinstance(n, _FunctionNode) and n.name == "__init__" for n in node.body)
     for base in node.bases:  # unittest.TestCase subclasses are collected whatever their name
         name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
         if name.endswith("TestCase"):
