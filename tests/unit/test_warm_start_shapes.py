@@ -65,6 +65,18 @@ FLAT = {
         def test_chain():
             assert a_step(1) == 1
     """,
+    "tests/test_inherit.py": """
+        from inventory.c import c_step
+
+
+        class BaseSteps:
+            def test_step(self):
+                assert c_step(2) == 2
+
+
+        class TestSteps(BaseSteps):
+            pass
+    """,
     "inventory/typo.py": """
         def ratio(a, b)
             return a / b
@@ -123,6 +135,7 @@ def flat(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, TestRun]:
         "tests/test_broken.py::test_limit",
         "tests/test_typo.py::test_ratio",
         "tests/test_chain.py::test_chain",
+        "tests/test_inherit.py::TestSteps::test_step",
     ]
     return root, asyncio.run(PytestRunner(root, timeout=120).run(ids))
 
@@ -207,3 +220,12 @@ def test_a_hung_test_shows_where_it_was_stopped(flat: tuple[Path, TestRun]) -> N
     text = build_warm_start(root, run, [test_id])
     assert "Outcome: failed: Timeout: the test did not finish within 5s" in text
     assert "### inventory/helpers.py (lines 1-2) clamp, stopped here: line 2" in text
+
+
+def test_an_inherited_test_method_shows_its_base_class_source(flat: tuple[Path, TestRun]) -> None:
+    root, run = flat
+    text = build_warm_start(root, run, ["tests/test_inherit.py::TestSteps::test_step"])
+    assert "Outcome: failed: AssertionError: assert 1 == 2" in text
+    assert "### tests/test_inherit.py (lines 4-6) the test" in text
+    assert "   5 |     def test_step(self):" in text
+    assert "### inventory/c.py (lines 1-2) c_step, called by the test" in text

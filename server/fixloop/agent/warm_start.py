@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixloop.pytest_runner.locate import split_test_id
+from fixloop.pytest_runner.locate import split_test_id, test_functions
 from fixloop.pytest_runner.results import TestOutcome, TestRun
 
 HEADER = (
@@ -265,7 +265,7 @@ class _Builder:
         source = self.source(path)
         if source is None or source.tree is None or not name:
             return None
-        found = _find_qualified(source.tree, name.split("::"))
+        found = self.find_test(source, name)
         if found is None:
             return None
         node, classes = found
@@ -276,6 +276,19 @@ class _Builder:
             if frame is not None and ranges[-1][0] <= frame.line <= ranges[-1][1]:
                 focus = frame.line
         return _Snippet(path, _merge(ranges), "the test", focus)
+
+    def find_test(self, source: _Source, name: str) -> tuple[ast.stmt, list[ast.ClassDef]] | None:
+        """The test's def and enclosing classes; an inherited test method is found in its base class."""
+        assert source.tree is not None
+        found = _find_qualified(source.tree, name.split("::"))
+        if found is not None:
+            return found
+        tests = test_functions("\n".join(source.lines))
+        wanted = next((t.def_line for t in tests if t.test_id_suffix == name), None)
+        for node, classes in _walk_defs(source.tree):
+            if node.lineno == wanted:
+                return node, classes
+        return None
 
     # ---- related code --------------------------------------------------------------------------------
 
@@ -302,7 +315,7 @@ class _Builder:
         fixtures: list[_Snippet] = []
         if source is None or source.tree is None or not name:
             return frames, calls, deeper, fixtures
-        found = _find_qualified(source.tree, name.split("::"))
+        found = self.find_test(source, name)
         if found is None:
             return frames, calls, deeper, fixtures
         node, classes = found
