@@ -57,6 +57,7 @@ class FixloopExtension implements vscode.Disposable {
   private lastEdit: AppliedEdit | undefined;
   private restarts: number[] = [];
   private readonly serverToasts = new Set<string>(); // server messages shown during the current runs
+  private quietResultsUntil = 0; // a cancelled request is answered before the server's own message
   private starting: Promise<void> | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
@@ -164,10 +165,11 @@ class FixloopExtension implements vscode.Disposable {
 
   private onServerMessage({ type, message }: ShowMessageParams): void {
     this.log.info(`server: ${message}`);
+    const ours = this.activeRuns.size > 0 || Date.now() < this.quietResultsUntil;
+    if (ours && SERVER_RESULT_PREFIXES.some((prefix) => message.startsWith(prefix))) {
+      return;
+    }
     if (this.activeRuns.size > 0) {
-      if (SERVER_RESULT_PREFIXES.some((prefix) => message.startsWith(prefix))) {
-        return;
-      }
       this.serverToasts.add(message);
     }
     if (type === MessageType.Error) {
@@ -312,6 +314,7 @@ class FixloopExtension implements vscode.Disposable {
       return undefined;
     } finally {
       this.activeRuns.delete(token);
+      this.quietResultsUntil = Date.now() + 10_000;
       this.updateStatus();
     }
     if (result) {

@@ -237,6 +237,8 @@ def test_cancel_from_the_notification_stops_the_run(
 
     assert result["steps"]["cancelled"] - result["steps"]["cancel_clicked"] < 15
     assert result["texts"]["dirtyTabs"] == []
+    seen = " | ".join(toast["text"] for toast in result["toastTimeline"])
+    assert "cancelled the fix of" not in seen  # the server's own message is not shown twice
     assert (project / "calc.py").read_text() == CALC_BUGGY
     assert not pytest_passes(project, FAILING_TEST)
 
