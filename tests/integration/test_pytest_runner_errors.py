@@ -145,3 +145,9 @@ async def test_an_option_pytest_rejects_says_to_check_the_test_command(project: 
     runner = PytestRunner(project, command=("python", "-m", "pytest", "--no-such-option"), timeout=120)
     with pytest.raises(TestRunError, match=r"^pytest did not start \(exit 4\): .*check testCommand$"):
         await runner.run()
+
+
+async def test_an_unknown_parameter_set_is_named_in_full(project: Path) -> None:
+    expected = r"^test 'tests/test_shapes.py::test_area\[9-9\]' not found in "
+    with pytest.raises(TestRunError, match=expected):
+        await PytestRunner(project, timeout=120).run(["tests/test_shapes.py::test_area[9-9]"])

@@ -217,7 +217,9 @@ class PytestRunner:
         results = folded.outcomes(test_ids)
 
         if exit_code == 4 and not timed_out:
-            missing = _not_found(output, self.root)
+            missing = [
+                (_requested(test_id, test_ids), why) for test_id, why in _not_found(output, self.root)
+            ]
             unexplained = [m for m in missing if m[0] not in results]
             if unexplained:
                 test_id, why = unexplained[0]
@@ -580,6 +582,14 @@ def _not_found(output: str, root: Path) -> list[tuple[str, str]]:
         if match:
             missing.append((_relative_id(match.group(1), root), "file or directory not found"))
     return missing
+
+
+def _requested(reported: str, test_ids: Sequence[str]) -> str:
+    """The requested id pytest meant: it drops the "[...]" of a parametrized id from its message."""
+    for test_id in test_ids:
+        if test_id == reported or test_id.startswith(reported + "["):
+            return test_id
+    return reported
 
 
 def _relative_id(node: str, root: Path) -> str:
