@@ -35,6 +35,21 @@ function renderEvent(event: Json): string | undefined {
       return undefined;
     case 'notice':
       return `> ${text(event.text)}`;
+    case 'meta': {
+      const tests = Array.isArray(event.test_ids) ? event.test_ids.map(text).join(', ') : '';
+      const lines = [
+        tests && `- **tests:** ${tests}`,
+        event.model !== undefined && `- **model:** ${text(event.model) || '(default)'}${event.base_url ? ` at ${text(event.base_url)}` : ''}`,
+        event.root !== undefined && `- **project:** ${text(event.root)}`,
+        event.started !== undefined && `- **started:** ${text(event.started)}`,
+      ].filter(Boolean);
+      return lines.join('\n');
+    }
+    case 'result': {
+      const files = Array.isArray(event.files) && event.files.length ? `\n\nfiles: ${event.files.map(text).join(', ')}` : '';
+      const diff = typeof event.diff === 'string' && event.diff ? `\n\n${fence(event.diff, 'diff')}` : '';
+      return `## Result: ${text(event.status)} in ${text(event.steps ?? '?')} steps\n\n${text(event.summary ?? '')}${files}${diff}`;
+    }
     case 'done':
       return `## Done: ${text(event.status)}\n\n${text(event.summary ?? '')}`;
     default:

@@ -130,6 +130,11 @@ async function fix() {
     await page.waitForTimeout(100);
   }
   step('saved');
+  await runCommand('fixloop: Show transcript of the last run');
+  await page.locator('.editor-instance .view-line', { hasText: 'fixloop transcript' }).first().waitFor({ timeout: TIMEOUT });
+  result.texts.transcript = await page.locator('.editor-instance .view-lines').first().innerText();
+  step('transcript');
+  await screenshot('transcript', 'the last run\'s transcript rendered as Markdown (tests, model, thoughts, actions, observations)');
 }
 
 async function cancel() {
