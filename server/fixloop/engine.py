@@ -109,7 +109,8 @@ class FixRun:
             failing = [t for t in request.test_ids if t not in baseline.passing]
             self.emit(Notice(f"baseline: {len(failing)} target test(s) failing, "
                              f"{len(baseline.passing)} test(s) passing", 0, "baseline"))
-            warm = build_warm_start(shadow.root, baseline.run, list(request.test_ids))
+            warm = await asyncio.to_thread(build_warm_start, shadow.root, baseline.run,
+                                           list(request.test_ids))
             base_url, model_name = await model_endpoint(settings)
             model = ChatModel(base_url=base_url, model=model_name, api_key=settings.api_key(),
                               timeout=settings.model_timeout, temperature=settings.temperature,
@@ -131,7 +132,8 @@ class FixRun:
                 outcome = await loop.run()
             finally:
                 self.steps, self.attempts = loop.step, loop.attempts
-            changes = proposal_changes(shadow.changes()) if outcome.status == "fixed" else []
+            fixed = outcome.status == "fixed"
+            changes = proposal_changes(shadow.changes(), root=shadow.root) if fixed else []
             result = self._result(
                 outcome.status, outcome.summary, changes=changes,
                 diff=shadow.unified_diff(changes) if changes else "",
