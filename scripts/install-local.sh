@@ -2,18 +2,20 @@
 # Installs fixloop with the managed local model (`fixloop[local]`: llama-cpp-python's server) into a
 # venv, building llama.cpp with portable AVX2 flags (the default native build crashes with an illegal
 # instruction on some CPUs), then downloads and verifies the default model unless --no-model.
-#   usage: scripts/install-local.sh [--venv DIR] [--rebuild] [--no-model] [MODEL]
-#   default venv: .venv in the repository root; MODEL: see `fixloop model list`
+#   usage: scripts/install-local.sh [--venv DIR] [--rebuild] [--no-model] [--demo] [MODEL]
+#   default venv: .venv in the repository root; MODEL: see `fixloop model list`;
+#   --demo: then run `fixloop demo` (fixes the bundled demo project live, through the language server)
 # First run: 10-20 minutes on 2 cores (the llama.cpp build) plus the model download; later: seconds.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-venv="$root/.venv"; rebuild=0; fetch_model=1; model=""
+venv="$root/.venv"; rebuild=0; fetch_model=1; model=""; demo=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --venv) venv="$2"; shift 2 ;;
     --rebuild) rebuild=1; shift ;;
     --no-model) fetch_model=0; shift ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    --demo) demo=1; shift ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) model="$1"; shift ;;
   esac
@@ -40,3 +42,6 @@ if [ "$fetch_model" = 1 ]; then
   "$venv/bin/fixloop" model pull ${model:+"$model"} >/dev/null
 fi
 echo "ready: $venv/bin/fixloop fix TEST_ID --model local" >&2
+if [ "$demo" = 1 ]; then
+  exec "$venv/bin/fixloop" demo --model "local${model:+:$model}"
+fi
