@@ -31,6 +31,9 @@ local defaults = {
   on_attach = nil,
   -- called as on_exit_hook(code, signal) when the server process ends
   on_exit_hook = nil,
+  -- how the client is started: 'auto' picks by version ('config' on 0.11+: vim.lsp.config/enable;
+  -- 'start' on 0.8-0.10: vim.lsp.start; 'start_client' on 0.7: vim.lsp.start_client)
+  start_api = 'auto',
 }
 
 M.config = vim.deepcopy(defaults)
@@ -291,9 +294,16 @@ end
 
 local started = {} -- 0.7: root_dir -> client id
 
+local function start_api()
+  if M.config.start_api and M.config.start_api ~= 'auto' then return M.config.start_api end
+  if has('nvim-0.11') then return 'config' end
+  if has('nvim-0.8') then return 'start' end
+  return 'start_client'
+end
+
 local function start_for_buffer(bufnr)
   local config = client_config(bufnr)
-  if has('nvim-0.8') then
+  if start_api() == 'start' then
     vim.lsp.start(config, { bufnr = bufnr })
     return
   end
@@ -309,7 +319,7 @@ function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
   define_commands()
   setup_progress()
-  if has('nvim-0.11') then
+  if start_api() == 'config' then
     local config = client_config(nil)
     config.filetypes = M.config.filetypes
     config.root_markers = M.config.root_markers

@@ -39,7 +39,9 @@ def nvim_binary(e2e_env: E2EEnv, version: str) -> Path:
     return require(path, f"Neovim {version}")
 
 
-def run_nvim(nvim: Path, tmp_path: Path, scenario: str, model_env: dict[str, str]) -> dict[str, Any]:
+def run_nvim(
+    nvim: Path, tmp_path: Path, scenario: str, model_env: dict[str, str], start_api: str = "auto"
+) -> dict[str, Any]:
     project = write_project(tmp_path / "project")
     result_file = tmp_path / "result.json"
     env = isolated_env(
@@ -50,6 +52,7 @@ def run_nvim(nvim: Path, tmp_path: Path, scenario: str, model_env: dict[str, str
         FIXLOOP_E2E_RESULT=str(result_file),
         FIXLOOP_E2E_SCENARIO=scenario,
         FIXLOOP_E2E_TEST_LINE=str(FAILING_TEST_LINE),
+        FIXLOOP_E2E_START_API=start_api,
         **model_env,
     )
     started = time.monotonic()
@@ -75,13 +78,18 @@ def run_nvim(nvim: Path, tmp_path: Path, scenario: str, model_env: dict[str, str
     return result
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+# (version, how fixloop.lua starts the client): each version's default, plus the 0.8-0.10 path
+# (vim.lsp.start), which no packaged Neovim here has, exercised on 0.11
+SETUPS = [("0.7", "auto"), ("0.11", "auto"), ("0.11", "start")]
+
+
+@pytest.mark.parametrize(("version", "start_api"), SETUPS, ids=["0.7", "0.11", "0.11-vim.lsp.start"])
 def test_quickfix_code_action_fixes_the_failing_test(
-    e2e_env: E2EEnv, version: str, tmp_path: Path, scripted_model_process: Any
+    e2e_env: E2EEnv, version: str, start_api: str, tmp_path: Path, scripted_model_process: Any
 ) -> None:
     nvim = nvim_binary(e2e_env, version)
     model = scripted_model_process(fix_turns())
-    result = run_nvim(nvim, tmp_path, "fix", model.env())
+    result = run_nvim(nvim, tmp_path, "fix", model.env(), start_api)
 
     assert result["version"].startswith(version)
     assert result["diagnostic"]["code"] == "failing-test"

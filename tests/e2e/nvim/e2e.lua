@@ -13,7 +13,7 @@ local TIMEOUT = tonumber(os.getenv('FIXLOOP_E2E_TIMEOUT') or '60000')
 vim.opt.runtimepath:prepend(RTP)
 vim.opt.swapfile = false
 
-local res = { scenario = SCENARIO, version = tostring(vim.version().major) .. '.' .. tostring(vim.version().minor),
+local res = { scenario = SCENARIO, start_api = os.getenv('FIXLOOP_E2E_START_API') or 'auto', version = tostring(vim.version().major) .. '.' .. tostring(vim.version().minor),
   progress = {}, status_seen = {}, message_requests = {}, errors = {}, marks = {} }
 local t0 = vim.loop.hrtime()
 local function ms() return math.floor((vim.loop.hrtime() - t0) / 1e6) end
@@ -94,6 +94,7 @@ local function start()
     python = PY,
     settings = { testCommand = { PY, '-m', 'pytest' }, testTimeout = 60 },
     on_exit_hook = function(code, signal) res.server_exit = { code = code, signal = signal } end,
+    start_api = os.getenv('FIXLOOP_E2E_START_API') or 'auto',
   })
   vim.cmd('edit ' .. vim.fn.fnameescape(WS .. '/tests/test_calc.py'))
   local bufnr = vim.api.nvim_get_current_buf()
