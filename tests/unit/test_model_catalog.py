@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 import pytest
+
 from fixloop.errors import ConfigError
 from fixloop.model.catalog import DEFAULT_MODEL, MODELS, get_model
 from fixloop.model.commands import add_model_parser
