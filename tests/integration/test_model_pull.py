@@ -77,6 +77,9 @@ def write_wheel(directory: Path, index: int, payload: bytes) -> None:
 class _Handler(http.server.BaseHTTPRequestHandler):
     payload = DATA
     cut_after: int | None = None
+    ranges = False  # honour `Range: bytes=N-` (206) like Hugging Face's CDN
+    cut_once = False  # only the first response is cut
+    gets = 0
 
     def do_HEAD(self) -> None:
         self.send_response(200)
@@ -84,10 +87,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(self.payload)))
+        type(self).gets += 1
+        start = 0
+        wanted = self.headers.get("Range", "")
+        if self.ranges and wanted.startswith("bytes="):
+            start = int(wanted[6:].rstrip("-"))
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(self.payload) - 1}/{len(self.payload)}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(self.payload) - start))
         self.end_headers()
-        body = self.payload if self.cut_after is None else self.payload[: self.cut_after]
+        body = self.payload[start:] if self.cut_after is None else self.payload[start: self.cut_after]
+        if self.cut_once:
+            type(self).cut_after = None
         self.wfile.write(body)
         self.wfile.flush()
         self.close_connection = True
@@ -193,6 +206,16 @@ def test_interrupted_download_is_never_used_and_a_retry_succeeds(
     handler.cut_after = None
     path = pull(info.name, catalog=(info,), directory=tmp_path, sources=[HttpSource()])
     assert path.read_bytes() == DATA
+
+
+def test_a_dropped_connection_resumes_where_it_stopped(
+        tmp_path: Path, http_model: tuple[str, type[_Handler]]) -> None:
+    url, handler = http_model
+    handler.ranges, handler.cut_once, handler.cut_after = True, True, len(DATA) // 3
+    info = fake_model(url=url)
+    path = pull(info.name, catalog=(info,), directory=tmp_path, sources=[HttpSource()])
+    assert path.read_bytes() == DATA
+    assert handler.gets == 2
 
 
 def test_http_source_is_skipped_when_unreachable(tmp_path: Path) -> None:

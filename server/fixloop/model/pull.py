@@ -64,6 +64,7 @@ class HttpSource:
     url: str | None = None
     probe_timeout: float = 3.0
     timeout: float = 60.0
+    retries: int = 3
     label: str = "Hugging Face"
 
     def _url(self, info: ModelInfo) -> str | None:
@@ -81,26 +82,35 @@ class HttpSource:
             return False
 
     def fetch(self, info: ModelInfo, out: Sink) -> None:
+        """Stream the file; a dropped connection resumes with a Range request (`retries` times)."""
         url = self._url(info)
         if not url:
             raise ModelError(f"{info.name} has no download URL")
-        received = 0
-        try:
-            with urllib.request.urlopen(url, timeout=self.timeout) as response:
-                expected = int(response.headers.get("Content-Length") or info.size)
-                while chunk := response.read(CHUNK):
-                    out.write(chunk)
-                    received += len(chunk)
-        except OSError as error:
-            if getattr(error, "errno", None) == errno.ENOSPC:
-                raise
-            detail = f"{received} bytes in: {error}"
-            raise DownloadInterrupted(_interrupted(info, self.label, detail)) from None
-        except Exception as error:  # http.client.IncompleteRead and friends
-            detail = f"{received} bytes in: {error!r}"
-            raise DownloadInterrupted(_interrupted(info, self.label, detail)) from None
+        received, expected, detail = 0, info.size, ""
+        for _attempt in range(self.retries + 1):
+            headers = {"Range": f"bytes={received}-"} if received else {}
+            try:
+                with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
+                                            timeout=self.timeout) as response:
+                    if received and response.status != 206:
+                        detail = f"{received} bytes in, and the server cannot resume"
+                        break
+                    if not received:
+                        expected = int(response.headers.get("Content-Length") or info.size)
+                    while chunk := response.read(CHUNK):
+                        out.write(chunk)
+                        received += len(chunk)
+            except OSError as error:
+                if getattr(error, "errno", None) == errno.ENOSPC:
+                    raise
+                detail = f"{received} bytes in: {error}"
+            except Exception as error:  # http.client.IncompleteRead and friends
+                detail = f"{received} bytes in: {error!r}"
+            if received >= expected:
+                break
+            detail = detail or f"got {received} of {expected} bytes"
         if received != expected:
-            raise DownloadInterrupted(_interrupted(info, self.label, f"got {received} of {expected} bytes"))
+            raise DownloadInterrupted(_interrupted(info, self.label, detail))
 
 
 @dataclass(frozen=True)
