@@ -218,10 +218,10 @@ def _prepare_local_model(model: str, view: DemoView) -> None:
 
     info = get_model(model.partition(":")[2] or None)
     if status(info) in ("missing", "incomplete"):
-        from fixloop.model.commands import _pull
+        from fixloop.model.commands import pull_with_progress
 
         view.say(f"downloading {info.name} ({info.size_mb:,} MB), once...")
-        _pull(info.name, force=False)
+        pull_with_progress(info.name)
     resolve_local_model(model)
 
 

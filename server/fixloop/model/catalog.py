@@ -72,10 +72,6 @@ MODELS: tuple[ModelInfo, ...] = (
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 
 
-def known_models(extra: tuple[ModelInfo, ...] = ()) -> tuple[ModelInfo, ...]:
-    return MODELS + extra
-
-
 def get_model(name: str | None = None, *, catalog: tuple[ModelInfo, ...] | None = None) -> ModelInfo:
     """The model called `name` (or one of its aliases); the default model when `name` is empty."""
     models = MODELS if catalog is None else catalog

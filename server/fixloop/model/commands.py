@@ -29,11 +29,12 @@ def add_model_parser(subparsers: Any) -> None:
 def run_model_command(args: argparse.Namespace) -> int:
     """Run a `model` subcommand; FixloopError propagates to the CLI's one error handler."""
     if args.model_command == "pull":
-        return _pull(args.name, force=args.force)
+        return pull_with_progress(args.name, force=args.force)
     return _list(verify=getattr(args, "verify", False))
 
 
-def _pull(name: str, *, force: bool) -> int:
+def pull_with_progress(name: str | None, *, force: bool = False) -> int:
+    """`fixloop model pull`: a rich progress bar on stderr, the verified path on stdout."""
     info = get_model(name)
     console = Console(stderr=True)
     columns = ("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
