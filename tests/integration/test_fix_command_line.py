@@ -96,3 +96,19 @@ def test_bad_input_gives_one_line_and_exit_2(fixture_project, scripted_model, tm
                 "no_model": "no model configured",
                 "bad_setting": "maxSteps"}[case]
     assert expected in lines[0]
+
+
+def test_a_hanging_test_is_killed_and_named(fixture_project, scripted_model):
+    root = fixture_project("hangs")
+    useless_edit = {"path": "lookup/bisect_search.py", "old_text": "    return -1",
+                    "new_text": "    return -1  # absent"}
+    server = scripted_model([
+        {"tool_calls": [{"name": "edit_file", "arguments": useless_edit}]},
+        {"tool_calls": [{"name": "submit", "arguments": {"summary": "x"}}]},
+    ])
+    done = fixloop(root, *load_fix("hangs")["test_ids"], "--attempts", "1", "--test-timeout", "3",
+                   base_url=server.base_url)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    final = [line for line in done.stderr.splitlines() if line.startswith("not_fixed")]
+    assert len(final) == 1 and "timed out" in final[0] and "test_finds_last_item" in final[0]
