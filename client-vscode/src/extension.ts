@@ -8,6 +8,7 @@ import {
   CancellationToken,
   CloseAction,
   CloseHandlerResult,
+  CodeLensRequest,
   ErrorAction,
   ErrorHandlerResult,
   ExecuteCommandRequest,
@@ -151,6 +152,22 @@ class FixloopExtension implements vscode.Disposable {
       }
     });
     client.onNotification(ShowMessageNotification.type, (message) => this.onServerMessage(message));
+    // Lenses sit on failing tests, which change when diagnostics do; without this VS Code asks for
+    // lenses again only when the document is edited.
+    this.disposables.push(
+      vscode.languages.onDidChangeDiagnostics((event) => {
+        if (this.client !== client || !client.isRunning()) {
+          return;
+        }
+        const lenses = client.getFeature(CodeLensRequest.method);
+        for (const uri of event.uris) {
+          const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+          if (document?.languageId === 'python') {
+            lenses.getProvider(document)?.onDidChangeCodeLensEmitter.fire();
+          }
+        }
+      }),
+    );
     try {
       await client.start();
     } catch (error) {

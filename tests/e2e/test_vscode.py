@@ -230,13 +230,15 @@ def test_fix_from_the_palette_streams_thoughts_and_the_test_passes(
         assert Path(shot["file"]).stat().st_size > 10_000
 
 
-def test_cancel_from_the_notification_stops_the_run(
+def test_cancel_from_the_notification_stops_a_run_started_from_the_code_lens(
     code_server: CodeServer, tmp_path: Path, scripted_model_process: Any
 ) -> None:
     model = scripted_model_process(stalled_turns(60))
     project = project_with_settings(tmp_path, **model_settings(model.base_url))
     result = drive(code_server, "cancel", project, tmp_path)
 
+    assert "fix" in result["texts"]["codeLens"]  # started from the code lens
+    assert "baseline" in result["texts"]["progress"] and "Cancel" in result["texts"]["progress"]
     assert result["steps"]["cancelled"] - result["steps"]["cancel_clicked"] < 15
     assert result["texts"]["dirtyTabs"] == []
     seen = " | ".join(toast["text"] for toast in result["toastTimeline"])

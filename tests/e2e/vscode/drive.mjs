@@ -140,8 +140,14 @@ async function fix() {
 async function cancel() {
   await openFile('test_calc.py', 'def test_add');
   step('file_open');
-  await goToLine(config.testLine);
-  await runCommand('fixloop: Fix failing test');
+  await runCommand('fixloop: Run tests');
+  // this time from the code lens above the failing test: the extension's executeCommand middleware
+  // gives it the same cancellable notification as the palette command
+  const lens = page.locator('.editor-instance .codelens-decoration a', { hasText: 'fixloop' }).first();
+  await lens.waitFor({ timeout: TIMEOUT });
+  result.texts.codeLens = await lens.innerText();
+  step('code_lens');
+  await lens.click();
   step('fix_invoked');
   // the scripted model holds its first answer back: the run is waiting on the model
   result.texts.progress = await waitForToast('baseline:');
