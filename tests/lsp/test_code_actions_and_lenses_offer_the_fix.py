@@ -34,7 +34,7 @@ async def test_quickfix_on_a_failing_test_diagnostic(lsp, project: Path) -> None
     assert action.title == "Fix failing test with fixloop"
     assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred
     assert action.command.command == FIX
-    assert list(action.command.arguments) == [{"testId": f"{TEST_FILE}::test_add"}]
+    assert list(action.command.arguments) == [{"testId": f"{TEST_FILE}::test_add", "uri": doc}]
 
 
 @pytest.mark.asyncio
@@ -43,7 +43,7 @@ async def test_fix_this_test_under_the_cursor(lsp, project: Path) -> None:
     doc = open_document(client, project, TEST_FILE)
     (action,) = await actions(client, doc, 13)  # inside test_mul (parametrized)
     assert action.title == "Fix this test with fixloop"
-    assert list(action.command.arguments) == [{"testId": f"{TEST_FILE}::test_mul"}]
+    assert list(action.command.arguments) == [{"testId": f"{TEST_FILE}::test_mul", "uri": doc}]
     assert await actions(client, doc, 0) == []  # not inside a test
     assert await actions(client, doc, 13, only=[types.CodeActionKind.QuickFix]) == []
     assert len(await actions(client, doc, 13, only=[types.CodeActionKind.Refactor])) == 1

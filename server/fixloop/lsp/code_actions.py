@@ -25,9 +25,10 @@ def wanted(kind: str, only: Sequence[str] | None) -> bool:
     return any(kind == prefix or kind.startswith(prefix + ".") for prefix in map(str, only))
 
 
-def fix_command(test_id: str) -> types.Command:
+def fix_command(test_id: str, uri: str) -> types.Command:
+    """The fixFailingTest call for one test; the uri picks the workspace folder in a multi-root setup."""
     return types.Command(title=f"Fix {test_id} with fixloop", command=FIX_FAILING_TEST,
-                         arguments=[{"testId": test_id}])
+                         arguments=[{"testId": test_id, "uri": uri}])
 
 
 def register(server: FixloopServer) -> None:
@@ -37,6 +38,7 @@ def register(server: FixloopServer) -> None:
         only = [str(getattr(k, "value", k)) for k in params.context.only] if params.context.only else None
         actions: list[types.CodeAction] = []
         offered: set[str] = set()
+        doc = params.text_document.uri
         if wanted(types.CodeActionKind.QuickFix.value, only):
             for diagnostic in params.context.diagnostics:
                 data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
@@ -48,16 +50,16 @@ def register(server: FixloopServer) -> None:
                 offered.add(test_id)
                 actions.append(types.CodeAction(
                     title="Fix failing test with fixloop", kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostic], is_preferred=True, command=fix_command(test_id)))
+                    diagnostics=[diagnostic], is_preferred=True, command=fix_command(test_id, doc)))
         if wanted(FIX_THIS_TEST.value, only):
             try:
-                path = path_of(params.text_document.uri)
+                path = path_of(doc)
                 root = root_of(ls, path)
-                uri, line = params.text_document.uri, params.range.start.line
-                test_id = test_id_under_cursor(ls, root, path, uri, line)
+                test_id = test_id_under_cursor(ls, root, path, doc, params.range.start.line)
             except (FixloopError, ImportError, SyntaxError, ValueError):
                 return actions
             if test_id not in offered:
                 actions.append(types.CodeAction(
-                    title="Fix this test with fixloop", kind=FIX_THIS_TEST, command=fix_command(test_id)))
+                    title="Fix this test with fixloop", kind=FIX_THIS_TEST,
+                    command=fix_command(test_id, doc)))
         return actions

@@ -40,7 +40,7 @@ def register(server: FixloopServer) -> None:
             line = lines.get(suffix, failure.line)
             params_part = failure.test_id[len(failure.test_id.split("[", 1)[0]):]
             title = f"fixloop: fix failing test{' ' + params_part if params_part else ''}"
-            command = fix_command(failure.test_id)
+            command = fix_command(failure.test_id, params.text_document.uri)
             command.title = title
             position = types.Position(line=max(0, line - 1), character=0)
             lenses.append(types.CodeLens(range=types.Range(start=position, end=position), command=command))
