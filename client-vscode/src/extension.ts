@@ -27,6 +27,7 @@ import {
   WorkDoneProgressEnd,
   WorkDoneProgressReport,
 } from 'vscode-languageclient/node';
+import { oneLine, ProgressLine } from './progressLine';
 import { FixResult, FixTarget, isFixResult, SERVER_CANCEL, SERVER_FIX, SERVER_RUN_TESTS, shortTestName } from './protocol';
 import { checkInstall, installCommand, resolveServerPython } from './serverPython';
 import { pickFixTarget } from './targets';
@@ -607,31 +608,6 @@ function describeTestRun(result: unknown): string {
     }
   }
   return `tests ran: ${JSON.stringify(result)}`;
-}
-
-/**
- * The notification's line: the latest thought, followed by what the loop is doing about it.
- * Actions and observations ("→ tool(…)", "← tool: …", "✓/✗ …") arrive milliseconds after the thought
- * that led to them; showing them alone would replace the thought before anyone could read it.
- */
-class ProgressLine {
-  private thought = '';
-
-  update(line: string): string {
-    if (!line) {
-      return '';
-    }
-    if (/^[→←✓✗]/.test(line)) {
-      return this.thought ? `${this.thought} — ${line}` : line;
-    }
-    this.thought = line;
-    return line;
-  }
-}
-
-function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > 200 ? line.slice(0, 199) + '…' : line;
 }
 
 function errorMessage(error: unknown): string {
