@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -173,14 +174,17 @@ def open_document(client: LanguageClient, root: Path, rel: str, text: str | None
 
 
 def apply_text_edits(text: str, edits: list[Any]) -> str:
-    """Apply LSP TextEdits (ASCII text, so UTF-16 columns are characters) last first."""
-    lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
+    """Apply LSP TextEdits as a client does: lines end at \\r\\n, \\n or \\r, columns are UTF-16 units."""
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
 
     def offset(position: types.Position) -> int:
-        return offsets[position.line] + position.character
+        start = starts[position.line]
+        units = 0
+        index = start
+        while units < position.character:
+            units += 2 if ord(text[index]) > 0xFFFF else 1
+            index += 1
+        return index
 
     for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
         text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]

@@ -115,7 +115,7 @@ def unsaved_buffers(ls: FixloopServer, root: Path) -> dict[str, str]:
         if root not in path.parents:
             continue
         try:
-            on_disk: str | None = path.read_text(encoding="utf-8")
+            on_disk: str | None = path.read_bytes().decode("utf-8")  # CRLF kept, as in the buffer
         except (OSError, UnicodeDecodeError):
             on_disk = None
         if doc.source != on_disk:
