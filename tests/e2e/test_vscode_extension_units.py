@@ -17,8 +17,10 @@ def test_extension_unit_tests_pass(e2e_env: E2EEnv) -> None:
     require(extension / "node_modules" / "esbuild", "client-vscode/node_modules (npm ci)")
     node = str(require(e2e_env.node, "Node 24"))
     subprocess.run([node, "esbuild.mjs", "--tests"], cwd=extension, check=True, timeout=120)
+    files = sorted(str(p) for p in (extension / "out" / "test").glob("*.test.js"))
+    assert files, "no compiled tests in client-vscode/out/test"
     done = subprocess.run(
-        [node, "--test", "out/test/"], cwd=extension, capture_output=True, text=True, timeout=120
+        [node, "--test", *files], cwd=extension, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "# fail 0" in done.stdout
