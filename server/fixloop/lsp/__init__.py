@@ -24,7 +24,8 @@ def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pygls").setLevel(logging.WARNING)
+    for noisy in ("pygls", "httpx", "httpx2", "httpcore", "openai"):  # per-message/per-request INFO lines
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     rpc_out = stdout if stdout is not None else guard_stdout()
     rpc_in = stdin if stdin is not None else sys.stdin.buffer
     server = server or create_server()
