@@ -56,8 +56,14 @@ async def propose(ls: FixloopServer, root: Path, result: FixResult, label: str) 
         return Proposal(False, "discarded by the user")
     # Shielded: if this task is cancelled while the client is deciding, pygls 2.1.1 would otherwise
     # report "Error in server: CANCELLED" when the late answer arrives (lsp-facts §0.4).
-    answer = await asyncio.shield(ls.workspace_apply_edit_async(
-        types.ApplyWorkspaceEditParams(edit=edit, label=label)))
+    try:
+        answer = await asyncio.shield(ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label=label)))
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:  # e.g. the client has no handler despite declaring applyEdit
+        log.warning("workspace/applyEdit failed: %s", error)
+        return Proposal(False, f"the client answered workspace/applyEdit with an error: {error}")
     if answer.applied:
         return Proposal(True)
     return Proposal(False, answer.failure_reason or "the client did not apply the edit")
