@@ -48,7 +48,7 @@ class ChatModel:
 
     def __init__(self, *, base_url: str, model: str, api_key: str | None, timeout: float = 600.0,
                  max_retries: int = 4, temperature: float = 0.0, stream: bool = True,
-                 backoff: float = 1.0) -> None:
+                 backoff: float = 1.0, max_output_tokens: int | None = 4096) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.max_retries = max_retries
@@ -56,6 +56,8 @@ class ChatModel:
         self.stream = stream
         self.timeout = timeout
         self.backoff = backoff
+        # Sent explicitly: some servers (llama.cpp among them) cut replies short with a small default.
+        self.max_output_tokens = max_output_tokens
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0,
         )
@@ -71,6 +73,10 @@ class ChatModel:
         while True:
             try:
                 return await self._complete_once(messages, tools, stop, on_delta)
+            except openai.BadRequestError as error:
+                if self.max_output_tokens is None or "max_tokens" not in _error_message(error):
+                    raise self._explain(error, tools is not None, attempt) from None
+                self.max_output_tokens = None  # an endpoint that rejects max_tokens: leave it out from now on
             except (openai.APIConnectionError, openai.APIStatusError) as error:
                 retryable = isinstance(error, openai.APIConnectionError) or (
                     getattr(error, "status_code", 0) in RETRYABLE_STATUS)
@@ -92,6 +98,8 @@ class ChatModel:
             kwargs["tools"] = tools
         if stop:
             kwargs["stop"] = list(stop)
+        if self.max_output_tokens:
+            kwargs["max_tokens"] = self.max_output_tokens
         if not self.stream:
             response = await self._client.chat.completions.create(**kwargs)
             return _reply_from_completion(response)
