@@ -271,6 +271,7 @@ class FixloopExtension implements vscode.Disposable {
       return undefined;
     }
     const token = randomUUID();
+    this.lastEdit = undefined;
     const label = 'testId' in target ? shortTestName(target.testId) : 'test under the cursor';
     this.activeRuns.set(token, label);
     this.updateStatus();
@@ -353,7 +354,13 @@ class FixloopExtension implements vscode.Disposable {
     this.log.info(`result: ${JSON.stringify({ ...result, diff: undefined })}`);
     let shown: Thenable<string | undefined>;
     if (result.status === 'fixed' && result.applied) {
-      const files = `${result.files.length} file${result.files.length === 1 ? '' : 's'} changed`;
+      // the refactor preview lets the user untick changes; count what really changed
+      const changed = this.lastEdit ? [...this.lastEdit.after].filter(([uri, text]) => this.lastEdit!.before.get(uri) !== text).length : result.files.length;
+      const plural = (n: number) => `${n} file${n === 1 ? '' : 's'}`;
+      const files =
+        changed < result.files.length
+          ? `${plural(changed)} of ${result.files.length} changed (the rest was left out in the preview)`
+          : `${plural(result.files.length)} changed`;
       shown = vscode.window.showInformationMessage(
         `fixloop: fixed ${names} in ${result.steps} step${result.steps === 1 ? '' : 's'}, ${files}`,
         undo,

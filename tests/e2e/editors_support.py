@@ -108,6 +108,35 @@ def fix_turns(delay: float = 0.0) -> list[dict[str, Any]]:
     return turns
 
 
+TEST_CALC_STRENGTHENED = TEST_CALC.replace(
+    "    assert add(2, 3) == 5\n", "    assert add(2, 3) == 5\n    assert add(-1, 1) == 0\n"
+)
+
+
+def fix_and_test_turns(delay: float = 0.0) -> list[dict[str, Any]]:
+    """Fix calc.py and add a regression assertion to the test file (needs allowTestEdits)."""
+    turns = fix_turns(delay)
+    turns.insert(
+        2,
+        {
+            "content": "Adding a regression assertion for negative numbers to the test.",
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {
+                        "path": "tests/test_calc.py",
+                        "old_text": "    assert add(2, 3) == 5\n",
+                        "new_text": "    assert add(2, 3) == 5\n    assert add(-1, 1) == 0\n",
+                    },
+                }
+            ],
+        },
+    )
+    if delay:
+        turns[2]["delay"] = delay
+    return turns
+
+
 def stalled_turns(seconds: float = 60.0) -> list[dict[str, Any]]:
     """A model that thinks for a long time before its first answer (for cancelling mid-run)."""
     return [{"delay": seconds, **turn} for turn in fix_turns()[:1]] + fix_turns()[1:]

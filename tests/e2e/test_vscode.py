@@ -26,7 +26,9 @@ from editors_support import (
     FAILING_TEST,
     FAILING_TEST_LINE,
     TEST_CALC,
+    TEST_CALC_STRENGTHENED,
     E2EEnv,
+    fix_and_test_turns,
     fix_turns,
     isolated_env,
     pytest_passes,
@@ -228,6 +230,22 @@ def test_fix_from_the_palette_streams_thoughts_and_the_test_passes(
     assert "workspace/applyEdit" in trace
     for shot in result["screenshots"].values():
         assert Path(shot["file"]).stat().st_size > 10_000
+
+
+def test_a_fix_that_changes_a_test_file_goes_through_the_refactor_preview(
+    code_server: CodeServer, tmp_path: Path, scripted_model_process: Any
+) -> None:
+    model = scripted_model_process(fix_and_test_turns())
+    settings = {**model_settings(model.base_url), "fixloop.allowTestEdits": True}
+    project = project_with_settings(tmp_path, **settings)
+    result = drive(
+        code_server, "preview", project, tmp_path, calcPath=str(project / "calc.py"), calcFixed=CALC_FIXED
+    )
+
+    assert "fixed test_add" in result["texts"]["result"] and "2 files changed" in result["texts"]["result"]
+    assert (project / "calc.py").read_text() == CALC_FIXED
+    assert (project / "tests" / "test_calc.py").read_text() == TEST_CALC_STRENGTHENED
+    assert pytest_passes(project, FAILING_TEST)
 
 
 def test_cancel_from_the_notification_stops_a_run_started_from_the_code_lens(

@@ -44,7 +44,8 @@ async function runCommand(title) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: TIMEOUT });
   await input.fill('>' + title);
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  // the focused (first) row, once filtering has caught up: Enter runs that one
+  const row = page.locator('.quick-input-list .monaco-list-row.focused', { hasText: title }).first();
   await row.waitFor({ state: 'visible', timeout: TIMEOUT });
   await page.keyboard.press('Enter');
 }
@@ -54,7 +55,7 @@ async function openFile(name, expectText) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: TIMEOUT });
   await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: TIMEOUT });
+  await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: name }).first().waitFor({ timeout: TIMEOUT });
   await page.keyboard.press('Enter');
   await page.locator('.editor-instance .view-line', { hasText: expectText }).first().waitFor({ timeout: TIMEOUT });
 }
@@ -173,7 +174,37 @@ async function missing() {
   result.texts.status = await page.locator('.statusbar-item', { hasText: 'fixloop' }).first().innerText();
 }
 
-const scenarios = { fix, cancel, missing };
+async function preview() {
+  await openFile('test_calc.py', 'def test_add');
+  step('file_open');
+  await goToLine(config.testLine);
+  await runCommand('fixloop: Fix failing test');
+  step('fix_invoked');
+  // the fix changes a test file: VS Code's refactor preview waits for the user
+  const apply = page.locator('.monaco-button', { hasText: /^Apply$/ }).first();
+  await apply.waitFor({ state: 'visible', timeout: TIMEOUT });
+  step('preview_shown');
+  result.texts.preview = await page.locator('.part.panel').first().innerText().catch(() => '');
+  await screenshot('preview', 'the Refactor Preview: the calc.py fix ticked, the test-file change unticked until reviewed, Apply / Discard');
+  // the test-file change is unticked until the user reviews it; accept it too
+  const testRow = page.locator('.part.panel .monaco-list-row', { hasText: 'test_calc.py' }).first();
+  await testRow.locator('.monaco-checkbox').first().click();
+  await page.waitForTimeout(300);
+  await screenshot('preview-accepted', 'the Refactor Preview with both changes ticked, just before Apply');
+  await apply.click();
+  step('applied');
+  result.texts.result = await waitForToast('fixloop: fixed');
+  step('result_toast');
+  await runCommand('File: Save All');
+  const deadline = Date.now() + TIMEOUT;
+  while (readFileSync(config.calcPath, 'utf8') !== config.calcFixed) {
+    if (Date.now() > deadline) throw new Error('calc.py on disk never got the fix after Save All');
+    await page.waitForTimeout(100);
+  }
+  step('saved');
+}
+
+const scenarios = { fix, cancel, missing, preview };
 
 try {
   await openWorkbench();
