@@ -81,7 +81,7 @@ def test_the_strict_client_does_catch_a_corrupted_stream(project: Path, tmp_path
     """Control: without the guard the same noise breaks vscode-jsonrpc, so the test above means something."""
     modules = node_modules()
     spec = {"server": [sys.executable, "-c", UNGUARDED_SERVER], "rootUri": uri(project),
-            "command": "fixloop.server.cancel", "arguments": [], "timeout": 15}
+            "command": "fixloop.server.cancel", "arguments": [], "timeout": 6}
     env = {**server_env(tmp_path, None), "NODE_PATH": str(modules)}
     proc = subprocess.run(["node", str(HERE / "strict_client.js"), json.dumps(spec)], env=env,
                           capture_output=True, text=True, timeout=60, check=False)
