@@ -88,6 +88,20 @@ class FixRun:
     def cancelled_result(self) -> FixResult:
         return self._result("cancelled", "cancelled")
 
+    async def _create_shadow(self) -> ShadowWorkspace:
+        """The shadow copy; a cancel during the copy waits for the copying thread and removes its work."""
+        creating = asyncio.ensure_future(asyncio.to_thread(
+            ShadowWorkspace.create, self.request.root, dict(self.request.overlays), run_id=self.run_id))
+        try:
+            return await asyncio.shield(creating)
+        except asyncio.CancelledError:
+            try:
+                made = await creating
+            except Exception:
+                raise asyncio.CancelledError() from None
+            await asyncio.to_thread(made.close)
+            raise
+
     async def execute(self) -> FixResult:
         request, settings = self.request, self.settings
         settings.require_model()
@@ -101,8 +115,7 @@ class FixRun:
         try:
             await asyncio.to_thread(clean_stale_shadows)
             self.emit(Notice("copying the project into a shadow workspace", 0, "shadow"))
-            shadow = await asyncio.to_thread(ShadowWorkspace.create, request.root, dict(request.overlays),
-                                             run_id=self.run_id)
+            shadow = await self._create_shadow()
             runner = PytestRunner(shadow.root, settings.test_command, settings.test_timeout)
             self.emit(Notice("running the target tests to record the baseline", 0, "baseline"))
             baseline = await record_baseline(runner, request.test_ids)
