@@ -42,10 +42,14 @@ class FixRequest:
     overlays: Mapping[str, str] = field(default_factory=dict)
 
 
+def is_local(settings: Settings) -> bool:
+    return settings.model == "local" or settings.model.startswith("local:")
+
+
 async def model_endpoint(settings: Settings) -> tuple[str, str]:
     """(base_url, model name) for the settings; starts the managed local model for `local[:name]`."""
     settings.require_model()
-    if settings.model == "local" or settings.model.startswith("local:"):
+    if is_local(settings):
         from fixloop.model.local import ensure_local_server
 
         return await ensure_local_server(settings)
@@ -136,8 +140,11 @@ class FixRun:
             async def verify(summary: str):
                 return await gate.check()
 
+            protocol = settings.protocol
+            if protocol == "auto" and is_local(settings):
+                protocol = "text"  # the managed llama.cpp model writes calls as text; skip the native try
             loop = ReActLoop(model, toolbox, task=task_prompt(request.test_ids, warm), verify=verify,
-                             emit=self.emit, protocol=settings.protocol,
+                             emit=self.emit, protocol=protocol,
                              limits=LoopLimits(max_steps=settings.max_steps, attempts=settings.attempts,
                                                max_tokens=settings.max_tokens,
                                                max_seconds=settings.max_seconds))

@@ -79,9 +79,10 @@ class _Call:
 class ReActLoop:
     """Runs turns until a submit is verified or a budget ends the run.
 
-    Modes: "native" (OpenAI tool calls), "content" (tools still offered, but the model writes its calls
-    into the text, as llama.cpp-served models do) and "text" (the ReAct paper's Thought/Action lines,
-    no `tools` parameter; for endpoints that reject tools).
+    Modes: "native" (OpenAI tool calls) and "text" (the ReAct paper's Thought/Action lines with a short
+    tool list in the system prompt, no `tools` parameter; calls are also read from `<tool_call>` blocks
+    and bare or fenced JSON). `auto` starts native and switches once, on an HTTP 400 about tools or on
+    tool calls written into the text.
     """
 
     def __init__(self, model: ChatModel, toolbox: ToolboxLike, *, task: str,
@@ -158,7 +159,7 @@ class ReActLoop:
 
         while True:
             tools = None if self.mode == "text" else self.toolbox.schemas()
-            stop = list(REACT_STOP) if self.mode != "native" else None
+            stop = list(REACT_STOP) if self.mode == "text" else None
             try:
                 reply = await self.model.complete(self.conversation.messages, tools=tools, stop=stop,
                                                   on_delta=on_delta)
@@ -189,9 +190,12 @@ class ReActLoop:
         if parsed.thought:
             self.emit(Thought(parsed.thought, self.step))
         if parsed.calls and self.mode == "native":
-            self.mode = "content"
+            # The model writes its calls as text (llama.cpp-served models do, given `tools`): switch to the
+            # text protocol, whose short tool list costs about half the prompt of the native schemas.
+            self.mode = "text"
+            self.conversation.messages[0]["content"] = self._system_prompt()
             self.emit(Notice(f"the model writes its tool calls as text ({parsed.style}); "
-                             "reading them from the text for the rest of this run", self.step, "protocol"))
+                             "using the text protocol for the rest of this run", self.step, "protocol"))
         if not parsed.calls and parsed.final_answer is not None:
             return [_Call(f"text_{self.step}_0", "submit", {"summary": parsed.final_answer})]
         return [_Call(f"text_{self.step}_{i}", call.name, call.arguments)
