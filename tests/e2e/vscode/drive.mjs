@@ -47,7 +47,9 @@ async function runCommand(title) {
   // the focused (first) row, once filtering has caught up: Enter runs that one
   const row = page.locator('.quick-input-list .monaco-list-row.focused', { hasText: title }).first();
   await row.waitFor({ state: 'visible', timeout: TIMEOUT });
+  result.commandsRun = [...(result.commandsRun ?? []), (await row.innerText()).replace(/\s+/g, ' ')];
   await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: TIMEOUT });
 }
 
 async function openFile(name, expectText) {
@@ -58,6 +60,25 @@ async function openFile(name, expectText) {
   await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: name }).first().waitFor({ timeout: TIMEOUT });
   await page.keyboard.press('Enter');
   await page.locator('.editor-instance .view-line', { hasText: expectText }).first().waitFor({ timeout: TIMEOUT });
+}
+
+/** "File: Save All" until calc.py on disk holds the fix (a keypress can land while the palette opens). */
+async function saveAll() {
+  // what the user sees first: calc.py's tab marked unsaved
+  await page.locator('.tab.dirty', { hasText: 'calc.py' }).first().waitFor({ timeout: TIMEOUT });
+  step('dirty_tab');
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    result.saveAttempts = attempt;
+    await runCommand('File: Save All');
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      if (readFileSync(config.calcPath, 'utf8') === config.calcFixed) return;
+      await page.waitForTimeout(100);
+    }
+    await screenshot(`save-attempt-${attempt}`, 'the workbench after a Save All that did not reach the disk');
+    await page.keyboard.press('Escape');
+  }
+  throw new Error('calc.py on disk never got the fix after File: Save All');
 }
 
 async function goToLine(line) {
@@ -124,12 +145,7 @@ async function fix() {
   step('result_toast');
   await screenshot('result', 'the result toast "fixloop: fixed test_add in N steps, 1 file changed" with Undo / Show transcript');
   // the edit is applied (unsaved) to calc.py; save everything as a user would
-  await runCommand('File: Save All');
-  const deadline = Date.now() + TIMEOUT;
-  while (readFileSync(config.calcPath, 'utf8') !== config.calcFixed) {
-    if (Date.now() > deadline) throw new Error('calc.py on disk never got the fix after Save All');
-    await page.waitForTimeout(100);
-  }
+  await saveAll();
   step('saved');
   await runCommand('fixloop: Show transcript of the last run');
   await page.locator('.editor-instance .view-line', { hasText: 'fixloop transcript' }).first().waitFor({ timeout: TIMEOUT });
@@ -195,12 +211,7 @@ async function preview() {
   step('applied');
   result.texts.result = await waitForToast('fixloop: fixed');
   step('result_toast');
-  await runCommand('File: Save All');
-  const deadline = Date.now() + TIMEOUT;
-  while (readFileSync(config.calcPath, 'utf8') !== config.calcFixed) {
-    if (Date.now() > deadline) throw new Error('calc.py on disk never got the fix after Save All');
-    await page.waitForTimeout(100);
-  }
+  await saveAll();
   step('saved');
 }
 
