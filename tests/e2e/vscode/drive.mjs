@@ -62,10 +62,17 @@ async function openFile(name, expectText) {
   await page.locator('.editor-instance .view-line', { hasText: expectText }).first().waitFor({ timeout: TIMEOUT });
 }
 
+/** calc.py's editor tab (optionally only when it has `extraClass`, e.g. ".dirty"). */
+function calcTab(extraClass = '') {
+  return page
+    .locator(`.tabs-container .tab${extraClass}`, { has: page.locator('.label-name', { hasText: /^calc$/ }) })
+    .first();
+}
+
 /** "File: Save All" until calc.py on disk holds the fix (a keypress can land while the palette opens). */
 async function saveAll() {
   // what the user sees first: calc.py's tab marked unsaved
-  await page.locator('.tab.dirty', { hasText: 'calc.py' }).first().waitFor({ timeout: TIMEOUT });
+  await calcTab('.dirty').waitFor({ timeout: TIMEOUT });
   step('dirty_tab');
   for (let attempt = 1; attempt <= 3; attempt++) {
     result.saveAttempts = attempt;
@@ -215,7 +222,30 @@ async function preview() {
   step('saved');
 }
 
-const scenarios = { fix, cancel, missing, preview };
+async function undo() {
+  await openFile('test_calc.py', 'def test_add');
+  step('file_open');
+  await goToLine(config.testLine);
+  await runCommand('fixloop: Fix failing test');
+  step('fix_invoked');
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'fixloop: fixed' }).first();
+  await toast.waitFor({ timeout: TIMEOUT });
+  result.texts.result = await toast.innerText();
+  step('result_toast');
+  await calcTab('.dirty').waitFor({ timeout: TIMEOUT });
+  await toast.hover();
+  await toast.locator('.monaco-button', { hasText: 'Undo' }).first().click();
+  step('undo_clicked');
+  result.texts.undone = await waitForToast('fix undone');
+  step('undone');
+  // (test_calc.py's tab also contains "calc.py": pick the tab whose name is exactly calc)
+  await calcTab().click();
+  await page.locator('.editor-instance .view-line', { hasText: 'return' }).first().waitFor({ timeout: TIMEOUT });
+  result.texts.calcEditor = await page.locator('.editor-instance .view-lines').first().innerText();
+  await screenshot('undone', 'calc.py back to "return a - b" after Undo in the result toast');
+}
+
+const scenarios = { fix, cancel, missing, preview, undo };
 
 try {
   await openWorkbench();
