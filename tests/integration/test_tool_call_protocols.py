@@ -32,7 +32,7 @@ async def test_react_text_protocol_fixes_the_demo(run_fix):
     assert outcome.result.status == "fixed", outcome.result.reasons
     first = outcome.server.requests[0]
     assert "tools" not in first  # text protocol: tools are described in the prompt instead
-    assert "Action Input:" in first["messages"][0]["content"]
+    assert "```json" in first["messages"][0]["content"]
     assert "\nObservation:" in (first.get("stop") or [])
     # observations go back as user messages in the ReAct form
     assert outcome.server.requests[1]["messages"][-1]["content"].startswith("Observation:")
@@ -48,7 +48,7 @@ async def test_auto_switches_when_actions_come_as_text(run_fix, style):
     assert first.get("tools") and all("tools" not in body for body in rest)
     # after the one switch the prompt prefix is stable: the same text-protocol system prompt every turn
     systems = {body["messages"][0]["content"] for body in rest}
-    assert len(systems) == 1 and "Action Input:" in systems.pop()
+    assert len(systems) == 1 and "```json" in systems.pop()
 
 
 async def test_auto_switches_to_text_protocol_on_http_400_about_tools(run_fix):
