@@ -172,6 +172,7 @@ def drive(server: CodeServer, scenario: str, project: Path, out: Path, **extra: 
     started = time.monotonic()
     done = subprocess.run(
         [str(server.env.node), str(E2E_DIR / "vscode" / "drive.mjs"), scenario, str(config_file)],
+        env=isolated_env(out / "browser-home"),  # Chromium writes crash reports and dconf under HOME
         capture_output=True,
         text=True,
         timeout=200,
