@@ -53,6 +53,7 @@ class FixloopExtension implements vscode.Disposable {
   private readonly trace: vscode.LogOutputChannel;
   private readonly status: vscode.StatusBarItem;
   private readonly disposables: vscode.Disposable[] = [];
+  private clientDisposables: vscode.Disposable[] = []; // tied to the current client
   private readonly activeRuns = new Map<string, string>(); // progress token -> label
   private serverProblem: string | undefined;
   private lastResult: FixResult | undefined;
@@ -155,7 +156,8 @@ class FixloopExtension implements vscode.Disposable {
     client.onNotification(ShowMessageNotification.type, (message) => this.onServerMessage(message));
     // Lenses sit on failing tests, which change when diagnostics do; without this VS Code asks for
     // lenses again only when the document is edited.
-    this.disposables.push(
+    this.clientDisposables.forEach((d) => d.dispose());
+    this.clientDisposables = [
       vscode.languages.onDidChangeDiagnostics((event) => {
         if (this.client !== client || !client.isRunning()) {
           return;
@@ -168,7 +170,7 @@ class FixloopExtension implements vscode.Disposable {
           }
         }
       }),
-    );
+    ];
     try {
       await client.start();
     } catch (error) {
@@ -543,7 +545,7 @@ class FixloopExtension implements vscode.Disposable {
   async dispose(): Promise<void> {
     const client = this.client;
     this.client = undefined;
-    for (const d of this.disposables) {
+    for (const d of [...this.disposables, ...this.clientDisposables]) {
       d.dispose();
     }
     if (client) {

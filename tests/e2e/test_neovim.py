@@ -40,14 +40,19 @@ def nvim_binary(e2e_env: E2EEnv, version: str) -> Path:
 
 
 def run_nvim(
-    nvim: Path, tmp_path: Path, scenario: str, model_env: dict[str, str], start_api: str = "auto"
+    nvim: Path,
+    tmp_path: Path,
+    scenario: str,
+    model_env: dict[str, str],
+    start_api: str = "auto",
+    python: str = sys.executable,
 ) -> dict[str, Any]:
     project = write_project(tmp_path / "project")
     result_file = tmp_path / "result.json"
     env = isolated_env(
         tmp_path / "nvim-home",
         FIXLOOP_E2E_RTP=str(REPO_ROOT / "client-neovim"),
-        FIXLOOP_E2E_PY=sys.executable,
+        FIXLOOP_E2E_PY=python,
         FIXLOOP_E2E_WS=str(project),
         FIXLOOP_E2E_RESULT=str(result_file),
         FIXLOOP_E2E_SCENARIO=scenario,
@@ -123,3 +128,16 @@ def test_cancel_mid_run_leaves_the_buffers_unchanged(
     assert result["modified_buffers"] == []
     assert result["marks"]["cancelled"] - result["marks"]["cancel_sent"] < 15_000
     assert not pytest_passes(Path(result["project"]), FAILING_TEST)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_python_without_fixloop_gets_the_install_hint(
+    e2e_env: E2EEnv, version: str, tmp_path: Path
+) -> None:
+    nvim = nvim_binary(e2e_env, version)
+    python = "/usr/bin/python3"
+    if subprocess.run([python, "-c", "import fixloop"], capture_output=True).returncode == 0:
+        pytest.skip(f"{python} has fixloop installed")
+    result = run_nvim(nvim, tmp_path, "missing", {}, python=python)
+
+    assert f"{python} -m pip install fixloop" in result["notes"][0]["msg"]

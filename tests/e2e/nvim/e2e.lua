@@ -206,11 +206,30 @@ local function scenario_cancel()
   end
 end
 
+local function scenario_missing()
+  -- a python without fixloop: the server exits at once and fixloop.lua says how to install it
+  local notes = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level, opts)
+    table.insert(notes, { msg = msg, level = level })
+    return notify(msg, level, opts)
+  end
+  require('fixloop').setup({
+    python = PY,
+    on_exit_hook = function(code, signal) res.exit = { code = code, signal = signal } end,
+  })
+  vim.cmd('edit ' .. vim.fn.fnameescape(WS .. '/tests/test_calc.py'))
+  local ok = vim.wait(TIMEOUT, function() return #notes > 0 end, 20)
+  if not ok then error('no message after the server exited: ' .. vim.fn.json_encode(res.exit or {}), 0) end
+  res.notes = notes
+end
+
 vim.api.nvim_create_autocmd('VimEnter', {
   once = true,
   nested = true, -- so :edit inside fires FileType (which starts the client)
   callback = function()
-    local ok, err = pcall(SCENARIO == 'cancel' and scenario_cancel or scenario_fix)
+    local scenarios = { fix = scenario_fix, cancel = scenario_cancel, missing = scenario_missing }
+    local ok, err = pcall(scenarios[SCENARIO])
     if not ok then return fail(tostring(err)) end
     finish(true)
   end,
