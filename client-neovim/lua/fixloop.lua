@@ -124,40 +124,16 @@ end
 
 -- ---- results -------------------------------------------------------------------------------------
 
-local function short_name(test_id)
-  return (test_id:match('::([^:]+)$')) or test_id
-end
-
-local function describe(result)
-  local names = {}
-  for _, id in ipairs(result.testIds or {}) do table.insert(names, short_name(id)) end
-  local what = #names > 0 and table.concat(names, ', ') or 'the test'
-  if result.status == 'fixed' and result.applied then
-    local files = #(result.files or {})
-    return ('fixloop: fixed %s in %d step%s, %d file%s changed (unsaved: :wa writes them)'):format(
-      what, result.steps or 0, result.steps == 1 and '' or 's', files, files == 1 and '' or 's'), vim.log.levels.INFO
-  elseif result.status == 'fixed' then
-    return ('fixloop: found a fix for %s, but it was not applied'):format(what), vim.log.levels.WARN
-  elseif result.status == 'cancelled' then
-    return 'fixloop: run cancelled; no file was changed', vim.log.levels.INFO
-  elseif result.status == 'not_fixed' then
-    return ('fixloop: could not fix %s: %s'):format(what, result.summary or ''), vim.log.levels.WARN
-  end
-  return 'fixloop: ' .. (result.summary or 'the run failed'), vim.log.levels.ERROR
-end
-
 M.last_result = nil
 
+-- The server itself says how each run ended (window/showMessage: "fixloop: fixed …", "cancelled …"),
+-- so only a failed request is reported here; the FixResult is kept for scripts and statuslines.
 local function on_fix_result(err, result)
   if err then
     notify('fixloop: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     return
   end
   M.last_result = result
-  if type(result) == 'table' then
-    local msg, level = describe(result)
-    notify(msg, level)
-  end
 end
 
 -- ---- commands ------------------------------------------------------------------------------------
