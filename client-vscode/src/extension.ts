@@ -35,6 +35,7 @@ import { FileTraceChannel } from './traceFile';
 import { loadTranscript } from './transcript';
 
 const SECRET_KEY = 'fixloop.apiKey';
+const TRANSCRIPT_SCHEME = 'fixloop-transcript';
 // The server announces each fix's outcome with window/showMessage for clients that render nothing
 // themselves; during our own runs the result toast (with Undo) says the same, so these are not repeated.
 const SERVER_RESULT_PREFIXES = ['fixloop: fixed ', 'fixloop: found a fix for ', 'fixloop: cancelled the fix of ', 'fixloop: could not fix '];
@@ -62,6 +63,8 @@ class FixloopExtension implements vscode.Disposable {
   private readonly serverToasts = new Set<string>(); // server messages shown during the current runs
   private quietResultsUntil = 0; // a cancelled request is answered before the server's own message
   private starting: Promise<void> | undefined;
+  private readonly transcripts = new Map<string, string>(); // fixloop-transcript: uri -> Markdown
+  private readonly transcriptChanged = new vscode.EventEmitter<vscode.Uri>();
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.log = vscode.window.createOutputChannel('fixloop', { log: true });
@@ -83,6 +86,13 @@ class FixloopExtension implements vscode.Disposable {
     register('fixloop.showTranscript', () => this.showTranscript());
     register('fixloop.restartServer', () => this.restart());
     register('fixloop.setApiKey', () => this.setApiKey());
+    this.disposables.push(
+      this.transcriptChanged,
+      vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, {
+        onDidChange: this.transcriptChanged.event,
+        provideTextDocumentContent: (uri) => this.transcripts.get(uri.toString()) ?? '',
+      }),
+    );
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('fixloop.serverPython')) {
@@ -491,9 +501,13 @@ class FixloopExtension implements vscode.Disposable {
       return;
     }
     try {
-      const title = this.lastResult!.testIds.join(', ') || this.lastResult!.runId;
-      const content = await loadTranscript(path, title);
-      const document = await vscode.workspace.openTextDocument({ language: 'markdown', content });
+      const result = this.lastResult!;
+      const content = await loadTranscript(path, result.testIds.join(', ') || result.runId);
+      // a read-only document (never "unsaved"), named after the run
+      const uri = vscode.Uri.from({ scheme: TRANSCRIPT_SCHEME, path: `/transcript-${result.runId || 'last'}.md` });
+      this.transcripts.set(uri.toString(), content);
+      this.transcriptChanged.fire(uri);
+      const document = await vscode.workspace.openTextDocument(uri);
       await vscode.window.showTextDocument(document, { preview: false });
     } catch (error) {
       void vscode.window.showErrorMessage(`fixloop: cannot read the transcript ${path}: ${errorMessage(error)}`);
