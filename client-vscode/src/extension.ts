@@ -30,7 +30,7 @@ import {
 import { oneLine, ProgressLine } from './progressLine';
 import { FixResult, FixTarget, isFixResult, SERVER_CANCEL, SERVER_FIX, SERVER_RUN_TESTS, shortTestName } from './protocol';
 import { checkInstall, installCommand, resolveServerPython } from './serverPython';
-import { pickFixTarget } from './targets';
+import { enclosingTestLine, pickFixTarget, testNameAt } from './targets';
 import { FileTraceChannel } from './traceFile';
 import { loadTranscript } from './transcript';
 
@@ -284,7 +284,7 @@ class FixloopExtension implements vscode.Disposable {
     }
     const token = randomUUID();
     this.lastEdit = undefined;
-    const label = 'testId' in target ? shortTestName(target.testId) : 'test under the cursor';
+    const label = 'testId' in target ? shortTestName(target.testId) : cursorTestName(target) ?? 'test under the cursor';
     this.activeRuns.set(token, label);
     this.updateStatus();
     let result: FixResult | undefined;
@@ -600,6 +600,19 @@ async function documentText(uri: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** The name of the test function around `{uri, position}` when that document is open. */
+function cursorTestName(target: FixTarget): string | undefined {
+  if (!('uri' in target) || !target.position) {
+    return undefined;
+  }
+  const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target.uri);
+  if (!document || target.position.line >= document.lineCount) {
+    return undefined;
+  }
+  const line = enclosingTestLine(document, new vscode.Position(target.position.line, target.position.character));
+  return line === undefined ? undefined : testNameAt(document, line);
 }
 
 function cancelledResult(target: FixTarget): FixResult {

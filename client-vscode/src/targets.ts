@@ -37,6 +37,11 @@ export function testIdOf(diagnostic: vscode.Diagnostic): string | undefined {
   return undefined;
 }
 
+/** The name of the test function defined on `line` ("test_add"). */
+export function testNameAt(document: vscode.TextDocument, line: number): string | undefined {
+  return TEST_DEF.exec(document.lineAt(line).text)?.[2];
+}
+
 /** The `def test_*` enclosing the cursor, if the cursor is inside one. */
 export function enclosingTestLine(document: vscode.TextDocument, position: vscode.Position): number | undefined {
   for (let line = position.line; line >= 0; line--) {

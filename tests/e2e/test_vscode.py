@@ -217,6 +217,7 @@ def test_fix_from_the_palette_streams_thoughts_and_the_test_passes(
 
     assert thought in result["texts"]["progress"]
     assert "Cancel" in result["texts"]["progress"]  # the notification is cancellable
+    assert "fixing test_add" in result["texts"]["statusDuringRun"]  # the status bar item
     assert "fixed test_add in" in result["texts"]["result"] and "1 file changed" in result["texts"]["result"]
     assert "Undo" in result["texts"]["result"]
     seen = " | ".join(toast["text"] for toast in result["toastTimeline"])

@@ -147,6 +147,7 @@ async function fix() {
   // the model's thought streams into the progress notification
   result.texts.progress = await waitForToast(config.thought);
   step('thought_shown');
+  result.texts.statusDuringRun = await page.locator('.statusbar-item', { hasText: 'fixloop' }).first().innerText();
   await screenshot('progress', 'the fixloop progress notification showing the model\'s thought, with its Cancel button');
   result.texts.result = await waitForToast('fixloop: fixed');
   step('result_toast');
