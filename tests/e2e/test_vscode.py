@@ -250,14 +250,14 @@ def test_a_fix_that_changes_a_test_file_goes_through_the_refactor_preview(
     assert pytest_passes(project, FAILING_TEST)
 
 
-def test_undo_in_the_result_toast_puts_the_code_back(
+def test_fix_of_the_last_failing_test_then_undo_in_the_result_toast(
     code_server: CodeServer, tmp_path: Path, scripted_model_process: Any
 ) -> None:
     model = scripted_model_process(fix_turns())
     project = project_with_settings(tmp_path, **model_settings(model.base_url))
     result = drive(code_server, "undo", project, tmp_path)
 
-    assert "Undo" in result["texts"]["result"]
+    assert "Undo" in result["texts"]["result"] and "fixed test_add" in result["texts"]["result"]
     assert "return a - b" in result["texts"]["calcEditor"].replace("\u00a0", " ")
     assert "return a + b" not in result["texts"]["calcEditor"].replace("\u00a0", " ")
     assert (project / "calc.py").read_text() == CALC_BUGGY

@@ -226,7 +226,9 @@ async function preview() {
 async function undo() {
   await openFile('test_calc.py', 'def test_add');
   step('file_open');
-  await goToLine(config.testLine);
+  // the cursor stays on line 1 (no test there): "Fix failing test" takes the failing test of the last run
+  await runCommand('fixloop: Run tests');
+  await page.locator('.editor-instance [class*="squiggly-"]').first().waitFor({ timeout: TIMEOUT });
   await runCommand('fixloop: Fix failing test');
   step('fix_invoked');
   const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'fixloop: fixed' }).first();
