@@ -141,8 +141,6 @@ class FixRun:
                 return await gate.check()
 
             protocol = settings.protocol
-            if protocol == "auto" and is_local(settings):
-                protocol = "text"  # the managed llama.cpp model writes calls as text; skip the native try
             loop = ReActLoop(model, toolbox, task=task_prompt(request.test_ids, warm), verify=verify,
                              emit=self.emit, protocol=protocol,
                              limits=LoopLimits(max_steps=settings.max_steps, attempts=settings.attempts,

@@ -289,3 +289,19 @@ async def test_literal_backslash_n_in_code_still_matches_exactly(tmp_path: Path)
     result = await edit(build_toolbox(Workspace(tmp_path), None), "s.py", 'print("a\\nb")', 'print("a\\tb")')
     assert not result.is_error, result.text
     assert (tmp_path / "s.py").read_text() == 'print("a\\tb")\n'
+
+
+async def test_a_guessed_folder_is_forgiven_when_name_and_text_agree(tmp_path):
+    from fixloop.tools import build_toolbox
+    from fixloop.tools.workspace import Workspace
+
+    (tmp_path / "listutils.py").write_text("def last_n(items, n):\n    return items[n:]\n")
+    toolbox = build_toolbox(Workspace(tmp_path), runner=None)
+    result = await toolbox.call("edit_file", {"path": "src/listutils.py", "old_text": "return items[n:]",
+                                              "new_text": "return items[-n:]"})
+    assert not result.is_error, result.text
+    assert "there is no 'src/listutils.py'; edited 'listutils.py'" in result.text
+    assert "items[-n:]" in (tmp_path / "listutils.py").read_text()
+    missing = await toolbox.call("edit_file", {"path": "src/other.py", "old_text": "return items[n:]",
+                                               "new_text": "x"})
+    assert missing.is_error

@@ -79,10 +79,11 @@ class _Call:
 class ReActLoop:
     """Runs turns until a submit is verified or a budget ends the run.
 
-    Modes: "native" (OpenAI tool calls) and "text" (the ReAct paper's Thought/Action lines with a short
-    tool list in the system prompt, no `tools` parameter; calls are also read from `<tool_call>` blocks
-    and bare or fenced JSON). `auto` starts native and switches once, on an HTTP 400 about tools or on
-    tool calls written into the text.
+    Modes: "native" (OpenAI tool calls), "content" (tools still offered, calls read from the text, as
+    llama.cpp-served models write them) and "text" (a short tool list in the system prompt, no `tools`
+    parameter; calls read from ReAct Thought/Action lines, `<tool_call>` blocks or bare/fenced JSON).
+    `auto` starts native and switches once: to "text" on an HTTP 400 about tools, to "content" on tool
+    calls written into the text.
     """
 
     def __init__(self, model: ChatModel, toolbox: ToolboxLike, *, task: str,
@@ -159,7 +160,7 @@ class ReActLoop:
 
         while True:
             tools = None if self.mode == "text" else self.toolbox.schemas()
-            stop = list(REACT_STOP) if self.mode == "text" else None
+            stop = list(REACT_STOP) if self.mode != "native" else None
             try:
                 reply = await self.model.complete(self.conversation.messages, tools=tools, stop=stop,
                                                   on_delta=on_delta)
@@ -190,12 +191,12 @@ class ReActLoop:
         if parsed.thought:
             self.emit(Thought(parsed.thought, self.step))
         if parsed.calls and self.mode == "native":
-            # The model writes its calls as text (llama.cpp-served models do, given `tools`): switch to the
-            # text protocol, whose short tool list costs about half the prompt of the native schemas.
-            self.mode = "text"
-            self.conversation.messages[0]["content"] = self._system_prompt()
+            # The model writes its calls as text (llama.cpp-served models do, given `tools`). The tools stay
+            # offered: the prompt prefix does not change, and Qwen-class models fix more bugs with their
+            # own tool template (measured on the fixtures) than with a text-protocol prompt.
+            self.mode = "content"
             self.emit(Notice(f"the model writes its tool calls as text ({parsed.style}); "
-                             "using the text protocol for the rest of this run", self.step, "protocol"))
+                             "reading them from the text for the rest of this run", self.step, "protocol"))
         if not parsed.calls and parsed.final_answer is not None:
             return [_Call(f"text_{self.step}_0", "submit", {"summary": parsed.final_answer})]
         return [_Call(f"text_{self.step}_{i}", call.name, call.arguments)

@@ -19,8 +19,7 @@ TEXT_FORMAT = """Tools:
 Reply with one short thought, then exactly one tool call as JSON in a ```json block, and stop:
 ```json
 {{"name": "<tool name>", "arguments": {{<the arguments>}}}}
-```
-The tool's output comes back as the next message."""
+```"""
 
 
 def system_prompt(text_protocol: bool, tool_descriptions: str) -> str:
@@ -35,7 +34,7 @@ def task_prompt(test_ids: Sequence[str], warm_start: str) -> str:
     parts = [f"The failing {which}: {ids}"]
     if warm_start.strip():
         parts.append(warm_start.strip())
-    parts.append("Find the bug in the code under test and fix it with a tool call now.")
+    parts.append("Find the bug in the code under test above and fix it now with edit_file.")
     return "\n\n".join(parts)
 
 

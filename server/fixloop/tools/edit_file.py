@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
+from fixloop.errors import FixloopError
 from fixloop.tools.base import Tool, ToolResult
 from fixloop.tools.matching import replace_unique
 from fixloop.tools.textfile import (
@@ -54,7 +56,15 @@ class EditFileTool(Tool):
         new = normalize_newlines(new_text)
         if old == "":
             return self._create(path, new)
-        resolved = self.workspace.resolve_file(path, must_exist=True)
+        note = ""
+        resolved = self.workspace.resolve_file(path, must_exist=False)
+        if not resolved.exists() and old.strip():
+            found = self._same_name_with(resolved.name, old)
+            if found is not None:  # small models guess the folder ("src/x.py"); the file name and text agree
+                note = f"note: there is no '{path}'; edited '{self.workspace.relative(found)}', the one " \
+                       f"file of that name containing old_text\n"
+                resolved = found
+        resolved = self.workspace.resolve_file(self.workspace.relative(resolved), must_exist=True)
         rel = self.workspace.relative(resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)
         if not old.strip():
@@ -86,7 +96,23 @@ class EditFileTool(Tool):
             new_span = _span(replacement.new_first, replacement.new_last)
             summary = f"edited {rel}: replaced lines {old_span} with lines {new_span}{how}"
         region = _region(text, replacement.new_first, replacement.new_last, rel)
-        return ToolResult(f"{summary}:\n{region}{warning}")
+        return ToolResult(f"{note}{summary}:\n{region}{warning}")
+
+    def _same_name_with(self, name: str, old: str) -> Path | None:
+        """The single project file called `name` whose text contains `old` (modulo indentation)."""
+        wanted = [line.strip() for line in old.splitlines() if line.strip()]
+        matches = []
+        for rel in self.workspace.list_files(pattern=name):
+            if rel.rsplit("/", 1)[-1] != name:
+                continue
+            try:
+                text = normalize_newlines(read_text(self.workspace.root / rel, rel).text)
+            except FixloopError:
+                continue
+            stripped = "\n".join(line.strip() for line in text.splitlines())
+            if "\n".join(wanted) in stripped:
+                matches.append(self.workspace.root / rel)
+        return matches[0] if len(matches) == 1 else None
 
     def _create(self, path: str, content: str) -> ToolResult:
         resolved = self.workspace.resolve_file(path, must_exist=False)

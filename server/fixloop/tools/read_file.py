@@ -25,7 +25,7 @@ class ReadFileTool(Tool):
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "path relative to the project root, e.g. 'src/app.py'"},
+            "path": {"type": "string", "description": "path relative to the project root"},
             "start_line": {"type": "integer", "description": "first line to show (1-based)"},
             "end_line": {"type": "integer", "description": "last line to show (inclusive)"},
         },
