@@ -32,6 +32,7 @@ import platformdirs
 from git import Git, GitCommandError
 
 from fixloop.errors import FixloopError, ShadowError
+from fixloop.processes import pid_alive
 from fixloop.result import FileChange
 
 SKIPPED_DIRS = frozenset(
@@ -113,18 +114,6 @@ def _check_relpath(rel: str) -> str:
     if not rel or rel.startswith("/") or ".." in parts or (parts[0].endswith(":")) or ".git" in parts:
         raise ShadowError(f"refusing path {rel!r}: not a relative path inside the project")
     return "/".join(part for part in parts if part not in ("", "."))
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _remove_tree(path: Path) -> None:
@@ -445,7 +434,7 @@ def clean_stale_shadows() -> int:
                 pid = int(container.name.rsplit("-", 1)[-1])
         if pid == os.getpid() and any(shadow._container == container for shadow in list(_open_shadows)):
             continue
-        if pid != os.getpid() and _pid_alive(pid):
+        if pid != os.getpid() and pid_alive(pid):
             continue
         _remove_tree(container)
         removed += 1

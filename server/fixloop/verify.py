@@ -16,6 +16,7 @@ from fixloop.errors import NothingToFix, TestRunError
 from fixloop.pytest_runner import TestOutcome, TestRun
 from fixloop.result import FileChange
 from fixloop.shadow import SKIPPED_DIRS, ShadowWorkspace
+from fixloop.tools.workspace import is_test_path
 
 MAX_LISTED = 10  # newly failing tests named one by one before "and N more"
 
@@ -52,19 +53,6 @@ class TestRunner(Protocol):
     __test__ = False  # not a pytest test class
 
     async def run(self, test_ids: Sequence[str] = ()) -> TestRun: ...
-
-
-def is_test_path(rel: str) -> bool:
-    """Whether `rel` is test code: under a tests/ folder, test_*.py, *_test.py or conftest.py."""
-    parts = PurePosixPath(rel.replace("\\", "/")).parts
-    if not parts:
-        return False
-    name = parts[-1]
-    if name == "conftest.py":
-        return True
-    if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
-        return True
-    return any(part in ("tests", "test") for part in parts[:-1])
 
 
 # -- baseline ------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import platformdirs
 
 from fixloop.errors import ModelError
 from fixloop.model.catalog import ModelInfo, get_model
+from fixloop.processes import pid_alive
 
 ProgressFn = Callable[[int, int], None]
 CHUNK = 1 << 20
@@ -387,18 +388,8 @@ def _remove_stale_parts(target: Path) -> None:
     """Drop `.part` files left by pulls that died (their pid is gone)."""
     for part in target.parent.glob(f"{target.name}.*.part"):
         pid = part.name[len(target.name) + 1:-len(".part")]
-        if pid.isdigit() and not _pid_alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             part.unlink(missing_ok=True)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _tree_size(root: Path) -> int:

@@ -145,15 +145,7 @@ class Workspace:
 
     def is_test_file(self, rel: str) -> bool:
         """Whether `rel` is test code: under a tests/ folder, test_*.py, *_test.py or conftest.py."""
-        parts = PurePosixPath(rel.replace("\\", "/")).parts
-        if not parts:
-            return False
-        name = parts[-1]
-        if name == "conftest.py":
-            return True
-        if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
-            return True
-        return any(part in ("tests", "test") for part in parts[:-1])
+        return is_test_path(rel)
 
     # -- listing ------------------------------------------------------------------------------------
 
@@ -273,3 +265,16 @@ def _glob_match(rel: str, pattern: str) -> bool:
         return True
     # A bare folder name or path prefix lists what is inside it.
     return not any(c in pattern for c in "*?[") and rel.startswith(pattern.rstrip("/") + "/")
+
+
+def is_test_path(rel: str) -> bool:
+    """Whether `rel` is test code: under a tests/ folder, test_*.py, *_test.py or conftest.py."""
+    parts = PurePosixPath(rel.replace("\\", "/")).parts
+    if not parts:
+        return False
+    name = parts[-1]
+    if name == "conftest.py":
+        return True
+    if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+        return True
+    return any(part in ("tests", "test") for part in parts[:-1])
