@@ -41,6 +41,7 @@ class Settings:
     model_timeout: float = 600.0
     temperature: float = 0.0
     stream: bool = True
+    compact_tools: bool = False  # one-line tool schemas (always on for the managed local model)
     local_threads: int = 0
     local_context: int = 16384
 
@@ -133,7 +134,7 @@ def _convert(name: str, value: Any) -> Any:
         if number < 0 or (number == 0 and name != "temperature"):
             raise ConfigError(f"must be positive, got {value!r}")
         return number
-    if name in ("allow_test_edits", "run_tests_on_save", "stream"):
+    if name in ("allow_test_edits", "run_tests_on_save", "stream", "compact_tools"):
         if isinstance(value, bool):
             return value
         if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):

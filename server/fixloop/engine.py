@@ -143,6 +143,7 @@ class FixRun:
             protocol = settings.protocol
             loop = ReActLoop(model, toolbox, task=task_prompt(request.test_ids, warm), verify=verify,
                              emit=self.emit, protocol=protocol,
+                             compact_tools=settings.compact_tools or is_local(settings),
                              limits=LoopLimits(max_steps=settings.max_steps, attempts=settings.attempts,
                                                max_tokens=settings.max_tokens,
                                                max_seconds=settings.max_seconds))

@@ -66,3 +66,13 @@ async def test_explicit_tools_protocol_does_not_read_calls_from_text(run_fix):
     assert not any(isinstance(e, Notice) and e.kind == "protocol" for e in outcome.events)
     assert any("did not call a tool" in str(m.get("content"))
                for m in outcome.server.requests[1]["messages"])
+
+
+async def test_compact_tool_schemas_for_small_models(run_fix):
+    outcome = await run_fix("demo", fix_script("demo"), compactTools=True)
+    assert outcome.result.status == "fixed"
+    tools = outcome.server.requests[0]["tools"]
+    edit = next(t["function"] for t in tools if t["function"]["name"] == "edit_file")
+    assert len(edit["description"]) < 120
+    assert all("description" not in spec for spec in edit["parameters"]["properties"].values())
+    assert set(edit["parameters"]["required"]) == {"path", "old_text", "new_text"}

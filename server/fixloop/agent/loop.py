@@ -38,7 +38,7 @@ class GateAnswer(Protocol):
 class ToolboxLike(Protocol):
     names: list[str]
 
-    def schemas(self) -> list[dict]: ...
+    def schemas(self, compact: bool = False) -> list[dict]: ...
     def text_descriptions(self) -> str: ...
     def is_read_only(self, name: str) -> bool: ...
     async def call(self, name: str, arguments: str | dict | None) -> Any: ...
@@ -89,12 +89,13 @@ class ReActLoop:
     def __init__(self, model: ChatModel, toolbox: ToolboxLike, *, task: str,
                  verify: Callable[[str], Awaitable[GateAnswer]], emit: Callable[[Event], None],
                  protocol: str = "auto", limits: LoopLimits | None = None,
-                 single_arg: dict[str, str] | None = None) -> None:
+                 single_arg: dict[str, str] | None = None, compact_tools: bool = False) -> None:
         self.model = model
         self.toolbox = toolbox
         self.verify = verify
         self.emit = emit
         self.protocol = protocol
+        self.compact_tools = compact_tools
         self.limits = limits or LoopLimits()
         self.mode = "text" if protocol == "text" else "native"
         self.single_arg = single_arg or {"read_file": "path", "list_files": "path", "search": "pattern",
@@ -159,7 +160,7 @@ class ReActLoop:
             self.emit(ThoughtDelta(text, step))
 
         while True:
-            tools = None if self.mode == "text" else self.toolbox.schemas()
+            tools = None if self.mode == "text" else self.toolbox.schemas(compact=self.compact_tools)
             stop = list(REACT_STOP) if self.mode != "native" else None
             try:
                 reply = await self.model.complete(self.conversation.messages, tools=tools, stop=stop,

@@ -45,12 +45,22 @@ class Toolbox:
 
     # -- descriptions -------------------------------------------------------------------------------
 
-    def schemas(self) -> list[dict[str, Any]]:
-        """The tools in the OpenAI `tools=` format."""
+    def schemas(self, compact: bool = False) -> list[dict[str, Any]]:
+        """The tools in the OpenAI `tools=` format; `compact` (for small local models, whose chat template
+        prints every schema into the prompt) uses the one-line briefs and drops argument descriptions."""
+        if not compact:
+            return [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
+                for t in self._tools.values()
+            ]
         return [
             {
                 "type": "function",
-                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                "function": {"name": t.name, "description": t.brief, "parameters": _without_descriptions(
+                    t.parameters)},
             }
             for t in self._tools.values()
         ]
@@ -239,3 +249,9 @@ def _article(type_name: str) -> str:
 
 def _clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _without_descriptions(schema: dict[str, Any]) -> dict[str, Any]:
+    properties = {name: {k: v for k, v in spec.items() if k != "description"}
+                  for name, spec in schema.get("properties", {}).items()}
+    return {**schema, "properties": properties}
