@@ -136,7 +136,7 @@ class ChatModel:
                     finish_reason = choice.finish_reason
         text = "".join(content)
         if not prompt_tokens:  # endpoints that do not report usage in streams: estimate
-            prompt_tokens = sum(len(json.dumps(m)) for m in messages) // 4
+            prompt_tokens = (sum(len(json.dumps(m)) for m in messages) + len(json.dumps(tools or []))) // 4
             completion_tokens = (len(text) + sum(len(c["arguments"]) for c in calls.values())) // 4
         tool_calls = tuple(
             ToolCallRequest(id=c["id"] or f"call_{index}", name=c["name"], arguments=c["arguments"])
