@@ -106,3 +106,15 @@ async def test_a_rejected_submit_goes_back_to_the_model_and_attempts_end_the_run
     assert outcome.result.attempts == 2
     assert "rejected" in outcome.server.requests[1]["messages"][-1]["content"]
     assert outcome.result.reasons
+
+
+async def test_a_fix_the_model_never_submits_is_still_verified_and_proposed(run_fix):
+    edit = load_fix("demo")["edits"][0]
+    run = {"tool_calls": [{"name": "run_tests", "arguments": {}}]}
+    edit_turn = {"tool_calls": [{"name": "edit_file", "arguments": edit}]}
+    outcome = await run_fix("demo", [edit_turn, run, run, run, run])
+    assert outcome.result.status == "fixed", outcome.result.summary
+    assert "did not submit" in outcome.result.summary
+    assert outcome.result.files == [edit["path"]]
+    passing = next(o for o in outcome.of(Observation) if o.tool == "run_tests")
+    assert "call submit" in passing.text

@@ -26,6 +26,7 @@ from fixloop.events import (
 )
 from fixloop.model.client import ChatModel, ModelReply, ToolsUnsupported
 
+DURATION = re.compile(r"\b\d+(\.\d+)?\s?m?s\b")  # "in 0.91s" differs between otherwise equal runs
 REFUSAL = re.compile(r"^\s*(i'?m sorry|i am sorry|i cannot|i can'?t|i am unable|i'?m unable|"
                      r"i won'?t|as an ai)\b", re.IGNORECASE)
 
@@ -133,7 +134,7 @@ class ReActLoop:
             exhausted = self._budget_left()
             if exhausted:
                 self.emit(Notice(exhausted, self.step, "budget"))
-                return self._outcome("not_fixed", f"not fixed: {exhausted}", last_reasons or [exhausted])
+                return await self._final_check(exhausted, last_reasons or [exhausted])
             self.step += 1
             reply = await self._turn()
             calls = self._calls_of(reply)
@@ -250,7 +251,8 @@ class ReActLoop:
             elif isinstance(outcome, LoopOutcome):
                 text, is_error = "not run: the fix was already accepted", False
             else:
-                key = json.dumps([call.name, _display_arguments(call.arguments), text], sort_keys=True)
+                key = json.dumps([call.name, _display_arguments(call.arguments), DURATION.sub("", text)],
+                                 sort_keys=True)
                 self._seen[key] += 1
                 seen = self._seen[key]
                 if seen >= self.limits.stuck_stop_at:
@@ -273,7 +275,7 @@ class ReActLoop:
             return outcome
         if stuck_stop:
             self.emit(Notice(stuck_stop, self.step, "stuck"))
-            return self._outcome("not_fixed", f"not fixed: {stuck_stop}", [stuck_stop])
+            return await self._final_check(stuck_stop, [stuck_stop])
         return outcome
 
     async def _run_calls(self, calls: list[_Call]) -> list[Any]:
@@ -302,6 +304,18 @@ class ReActLoop:
             submitted = results[index].submitted is not None
         await flush()
         return results
+
+    async def _final_check(self, why: str, reasons: list[str]) -> LoopOutcome:
+        """The run is ending without an accepted submit; a change already in the shadow that the gate
+        accepts is still a verified fix (small models often fix the bug and then never call submit)."""
+        if self.attempts < self.limits.attempts:
+            self.attempts += 1
+            self.emit(Notice(f"{why}; checking the changes made so far", self.step, "verify"))
+            verdict = await self.verify("")
+            self.emit(Verdict(verdict.accepted, tuple(verdict.reasons), self.attempts, self.step))
+            if verdict.accepted:
+                return self._outcome("fixed", f"verified fix (the model did not submit; {why})")
+        return self._outcome("not_fixed", f"not fixed: {why}", reasons)
 
     async def _verify(self, summary: str) -> tuple[LoopOutcome | list[str], str, bool]:
         self.attempts += 1

@@ -66,6 +66,10 @@ def format_test_run(run: Any, timeout: float | None = None) -> str:
         lines.append(f"tests timed out after {seconds:g} s{where}; the test may loop forever or wait on "
                      f"something that never comes")
     lines.append(_summary(results, errors, float(getattr(run, "duration", 0.0) or 0.0)))
+    if results and not errors and not getattr(run, "timed_out", False) and all(
+            getattr(o, "outcome", "") not in FAILING for o in results.values()):
+        lines.append("These tests pass now. If the failing test was among them, call submit with a "
+                     "one-sentence summary of the fix.")
     for error in errors:
         lines.append(f"collection error: {error}")
     failing = [outcome for outcome in results.values() if getattr(outcome, "outcome", "") in FAILING]
