@@ -300,8 +300,27 @@ async def test_a_guessed_folder_is_forgiven_when_name_and_text_agree(tmp_path):
     result = await toolbox.call("edit_file", {"path": "src/listutils.py", "old_text": "return items[n:]",
                                               "new_text": "return items[-n:]"})
     assert not result.is_error, result.text
-    assert "there is no 'src/listutils.py'; edited 'listutils.py'" in result.text
+    assert "edited 'listutils.py', the one project file that does" in result.text
     assert "items[-n:]" in (tmp_path / "listutils.py").read_text()
     missing = await toolbox.call("edit_file", {"path": "src/other.py", "old_text": "return items[n:]",
                                                "new_text": "x"})
     assert missing.is_error
+
+
+async def test_code_under_test_quoted_against_the_test_file_goes_to_its_file(tmp_path):
+    from fixloop.tools import build_toolbox
+    from fixloop.tools.workspace import Workspace
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_m.py").write_text("from m import f\n\ndef test_f():\n    assert f() == 2\n")
+    (tmp_path / "m.py").write_text("def f():\n    return 1\n")
+    toolbox = build_toolbox(Workspace(tmp_path), runner=None, protect_tests=True)
+    result = await toolbox.call("edit_file", {"path": "tests/test_m.py", "old_text": "    return 1",
+                                              "new_text": "    return 2"})
+    assert not result.is_error, result.text
+    assert "edited 'm.py'" in result.text
+    assert "return 2" in (tmp_path / "m.py").read_text()
+    assert "assert f() == 2" in (tmp_path / "tests" / "test_m.py").read_text()
+    refused = await toolbox.call("edit_file", {"path": "tests/test_m.py", "old_text": "assert f() == 2",
+                                               "new_text": "assert f() == 1"})
+    assert refused.is_error and "test file" in refused.text

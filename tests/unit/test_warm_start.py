@@ -156,7 +156,7 @@ def test_failure_test_source_and_called_method_with_line_numbers(shop: tuple[Pat
     assert "E    +  where 0 = add(2, 2)" in text
     test_source = textwrap.dedent(
         """
-        ### tests/test_calc.py (lines 4-7) the test (read only: fix the code it calls)
+        ### tests/test_calc.py (lines 4-7) the test
            4 | class TestCalculator:
            5 |     def test_add(self):
            6 |         calc = Calculator()

@@ -275,7 +275,7 @@ class _Builder:
             frame = outcome.frame_in(path)
             if frame is not None and ranges[-1][0] <= frame.line <= ranges[-1][1]:
                 focus = frame.line
-        return _Snippet(path, _merge(ranges), "the test (read only: fix the code it calls)", focus)
+        return _Snippet(path, _merge(ranges), "the test", focus)
 
     def find_test(self, source: _Source, name: str) -> tuple[ast.stmt, list[ast.ClassDef]] | None:
         """The test's def and enclosing classes; an inherited test method is found in its base class."""

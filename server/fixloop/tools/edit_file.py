@@ -58,11 +58,14 @@ class EditFileTool(Tool):
             return self._create(path, new)
         note = ""
         resolved = self.workspace.resolve_file(path, must_exist=False)
-        if not resolved.exists() and old.strip():
-            found = self._same_name_with(resolved.name, old)
-            if found is not None:  # small models guess the folder ("src/x.py"); the file name and text agree
-                note = f"note: there is no '{path}'; edited '{self.workspace.relative(found)}', the one " \
-                       f"file of that name containing old_text\n"
+        protected = self.protect_tests and self.workspace.is_test_file(self.workspace.relative(resolved))
+        if old.strip() and (not resolved.exists() or (protected and not self._holds(resolved, old))):
+            # Small models guess folders ("src/x.py") or name the test file while quoting the code under
+            # test: when exactly one project file holds old_text, that is the file they mean.
+            found = self._one_file_with(old, None if resolved.exists() else resolved.name)
+            if found is not None:
+                note = f"note: '{path}' does not hold old_text; edited '{self.workspace.relative(found)}', " \
+                       f"the one project file that does\n"
                 resolved = found
         resolved = self.workspace.resolve_file(self.workspace.relative(resolved), must_exist=True)
         rel = self.workspace.relative(resolved)
@@ -98,19 +101,21 @@ class EditFileTool(Tool):
         region = _region(text, replacement.new_first, replacement.new_last, rel)
         return ToolResult(f"{note}{summary}:\n{region}{warning}")
 
-    def _same_name_with(self, name: str, old: str) -> Path | None:
-        """The single project file called `name` whose text contains `old` (modulo indentation)."""
-        wanted = [line.strip() for line in old.splitlines() if line.strip()]
+    def _holds(self, path: Path, old: str) -> bool:
+        try:
+            text = normalize_newlines(read_text(path, self.workspace.relative(path)).text)
+        except FixloopError:
+            return False
+        return _stripped(old) in _stripped(text)
+
+    def _one_file_with(self, old: str, name: str | None) -> Path | None:
+        """The single project file (called `name`, or any non-test .py file) holding `old`, else None."""
         matches = []
-        for rel in self.workspace.list_files(pattern=name):
-            if rel.rsplit("/", 1)[-1] != name:
+        for rel in self.workspace.list_files(pattern=name or "*.py"):
+            base = rel.rsplit("/", 1)[-1]
+            if (name is not None and base != name) or (name is None and self.workspace.is_test_file(rel)):
                 continue
-            try:
-                text = normalize_newlines(read_text(self.workspace.root / rel, rel).text)
-            except FixloopError:
-                continue
-            stripped = "\n".join(line.strip() for line in text.splitlines())
-            if "\n".join(wanted) in stripped:
+            if self._holds(self.workspace.root / rel, old):
                 matches.append(self.workspace.root / rel)
         return matches[0] if len(matches) == 1 else None
 
@@ -161,3 +166,7 @@ def _region(text: str, first: int, last: int, rel: str) -> str:
         return "(the file is now empty)"
     return numbered(lines[start - 1 : end], start)
 
+
+def _stripped(text: str) -> str:
+    """Text with each line's surrounding whitespace and blank lines removed, for lenient containment."""
+    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
