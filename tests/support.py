@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -132,3 +133,31 @@ if __name__ == "__main__":  # python tests/support.py rewrites fixtures/scripts 
     for file_name, script in script_files().items():
         text = json.dumps(script, indent=2, ensure_ascii=False) + "\n"
         (SCRIPTS_DIR / file_name).write_text(text, encoding="utf-8")
+
+
+def repo_snapshot(repo: Path) -> dict[str, object]:
+    """Everything about a repository that a run must leave exactly as it was: every file under it
+    (.git included) byte for byte with mode and mtime, symlinks, refs, worktrees, stash, branches, config."""
+    files: dict[str, object] = {}
+    for path in sorted(repo.rglob("*")):
+        rel = path.relative_to(repo).as_posix()
+        info = path.lstat()
+        if path.is_symlink():
+            files[rel] = ("link", os.readlink(path))
+        elif path.is_file():
+            files[rel] = (info.st_mode, info.st_mtime_ns, path.read_bytes())
+        else:
+            files[rel] = ("dir", info.st_mode)
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True,
+                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
+
+    return {
+        "files": files,
+        "refs": git("for-each-ref"),
+        "worktrees": git("worktree", "list", "--porcelain"),
+        "stash": git("stash", "list"),
+        "branches": git("branch", "-a"),
+        "config": (repo / ".git" / "config").read_bytes(),
+    }

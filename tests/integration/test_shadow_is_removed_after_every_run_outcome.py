@@ -3,35 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from fixloop.errors import FixloopError
 from fixloop.shadow import shadows_dir
-from support import fix_script, load_fix
-
-
-def snapshot(repo: Path) -> dict[str, object]:
-    """Files (with .git, byte for byte, with mtimes), refs, worktrees, stash and branches."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    files = {
-        path.relative_to(repo).as_posix(): (path.stat().st_mtime_ns, path.read_bytes())
-        for path in sorted(repo.rglob("*"))
-        if path.is_file()
-    }
-    commands = [["for-each-ref"], ["worktree", "list", "--porcelain"], ["stash", "list"], ["branch", "-a"]]
-    return {
-        "files": files,
-        **{
-            " ".join(args): subprocess.run(
-                ["git", *args], cwd=repo, capture_output=True, text=True, env=env, check=True
-            ).stdout
-            for args in commands
-        },
-    }
+from support import fix_script, load_fix, repo_snapshot
 
 
 def dirty(root: Path) -> None:
@@ -48,28 +26,28 @@ def no_shadows_left() -> bool:
 async def test_fixed_run(run_fix, fixture_project) -> None:
     root = fixture_project("demo")
     dirty(root)
-    before = snapshot(root)
+    before = repo_snapshot(root)
     outcome = await run_fix(root, fix_script("demo"), test_ids=load_fix("demo")["test_ids"])
     assert outcome.result.status == "fixed", outcome.result.reasons
     assert outcome.result.diff
-    assert snapshot(root) == before
+    assert repo_snapshot(root) == before
     assert no_shadows_left()
 
 
 async def test_error_run(run_fix, fixture_project) -> None:
     root = fixture_project("demo")
     dirty(root)
-    before = snapshot(root)
+    before = repo_snapshot(root)
     with pytest.raises(FixloopError):
         await run_fix(root, [{"fault": "401"}], test_ids=load_fix("demo")["test_ids"])
-    assert snapshot(root) == before
+    assert repo_snapshot(root) == before
     assert no_shadows_left()
 
 
 async def test_cancelled_run(run_fix, fixture_project) -> None:
     root = fixture_project("demo")
     dirty(root)
-    before = snapshot(root)
+    before = repo_snapshot(root)
     slow = [{"delay": 60, "content": "thinking..."}]
     task = asyncio.create_task(run_fix(root, slow, test_ids=load_fix("demo")["test_ids"]))
     for _ in range(600):
@@ -80,5 +58,5 @@ async def test_cancelled_run(run_fix, fixture_project) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert snapshot(root) == before
+    assert repo_snapshot(root) == before
     assert no_shadows_left()

@@ -14,6 +14,7 @@ import pytest
 from fixloop.errors import FixloopError, ShadowError
 from fixloop.result import FileChange
 from fixloop.shadow import ShadowWorkspace, apply_changes, clean_stale_shadows, shadows_dir
+from support import repo_snapshot
 
 GIT_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
 
@@ -30,26 +31,6 @@ def write(root: Path, files: dict[str, str]) -> None:
         path.write_bytes(text.encode())
 
 
-def snapshot(repo: Path) -> dict[str, object]:
-    """Everything about a repository that a run must leave exactly as it was."""
-    files: dict[str, object] = {}
-    for path in sorted(repo.rglob("*")):
-        rel = path.relative_to(repo).as_posix()
-        info = path.lstat()
-        if path.is_symlink():
-            files[rel] = ("link", os.readlink(path))
-        elif path.is_file():
-            files[rel] = (info.st_mode, info.st_mtime_ns, path.read_bytes())
-        else:
-            files[rel] = ("dir", info.st_mode)
-    return {
-        "files": files,
-        "refs": git(repo, "for-each-ref"),
-        "worktrees": git(repo, "worktree", "list", "--porcelain"),
-        "stash": git(repo, "stash", "list"),
-        "branches": git(repo, "branch", "-a"),
-        "config": (repo / ".git" / "config").read_bytes(),
-    }
 
 
 @pytest.fixture(autouse=True)
@@ -146,7 +127,7 @@ def test_unified_diff_is_accepted_by_git_apply(repo: Path, tmp_path: Path) -> No
 
 
 def test_user_repo_is_byte_for_byte_unchanged_after_success(repo: Path) -> None:
-    before = snapshot(repo)
+    before = repo_snapshot(repo)
     with ShadowWorkspace.create(repo, {"src/calc.py": "x = 1\n"}) as shadow:
         write(shadow.root, {"src/calc.py": "def add(a, b):\n    return a + b\n", "new.py": "\n"})
         shadow.changes()
@@ -154,17 +135,17 @@ def test_user_repo_is_byte_for_byte_unchanged_after_success(repo: Path) -> None:
         subprocess.run(["git", "status"], cwd=shadow.root, check=True, capture_output=True)
         container = shadow.root.parent
     assert not container.exists()
-    assert snapshot(repo) == before
+    assert repo_snapshot(repo) == before
 
 
 def test_user_repo_is_unchanged_after_an_exception(repo: Path) -> None:
-    before = snapshot(repo)
+    before = repo_snapshot(repo)
     with pytest.raises(RuntimeError), ShadowWorkspace.create(repo) as shadow:
         write(shadow.root, {"src/calc.py": "broken(\n"})
         raise RuntimeError("the agent crashed")
     assert not shadow.root.exists()
     assert list(shadows_dir().iterdir()) == []
-    assert snapshot(repo) == before
+    assert repo_snapshot(repo) == before
 
 
 def test_close_is_idempotent_and_changes_after_close_is_an_error(repo: Path) -> None:
@@ -245,7 +226,7 @@ def test_overlay_paths_must_stay_inside_the_project(repo: Path) -> None:
 
 
 def test_a_killed_run_leaves_the_repo_unchanged_and_is_cleaned_next_time(repo: Path) -> None:
-    before = snapshot(repo)
+    before = repo_snapshot(repo)
     script = textwrap.dedent(
         f"""
         import os, signal, sys
@@ -261,13 +242,13 @@ def test_a_killed_run_leaves_the_repo_unchanged_and_is_cleaned_next_time(repo: P
     assert done.returncode == -signal.SIGKILL, done.stderr
     left_behind = Path(done.stdout.strip())
     assert left_behind.exists()
-    assert snapshot(repo) == before
+    assert repo_snapshot(repo) == before
     with ShadowWorkspace.create(repo) as live:  # a live shadow of this process is never "stale"
         assert clean_stale_shadows() == 1
         assert live.root.exists()
     assert not left_behind.exists()
     assert clean_stale_shadows() == 0
-    assert snapshot(repo) == before
+    assert repo_snapshot(repo) == before
 
 
 def test_apply_changes_writes_the_fix_and_refuses_stale_files(repo: Path) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -16,30 +14,12 @@ from fixloop.events import Observation
 from fixloop.pytest_runner import PytestRunner
 from fixloop.shadow import ShadowWorkspace, shadows_dir
 from fixloop.verify import Baseline, VerificationGate, proposal_changes, record_baseline
-from support import apply_edits, load_fix
+from support import apply_edits, load_fix, repo_snapshot
 
 CATALOG_TARGET = "tests/test_catalog.py::test_search_ignores_case_of_query"
 INVOICE_TARGET = "tests/test_invoice.py::test_invoice_line"
 
 
-def snapshot(repo: Path) -> dict[str, object]:
-    """Files (with .git, byte for byte), refs, worktrees and stash of a repository."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    files = {
-        path.relative_to(repo).as_posix(): (path.stat().st_mtime_ns, path.read_bytes())
-        for path in sorted(repo.rglob("*"))
-        if path.is_file()
-    }
-    git = [["for-each-ref"], ["worktree", "list", "--porcelain"], ["stash", "list"], ["branch", "-a"]]
-    return {
-        "files": files,
-        **{
-            " ".join(args): subprocess.run(
-                ["git", *args], cwd=repo, capture_output=True, text=True, env=env, check=True
-            ).stdout
-            for args in git
-        },
-    }
 
 
 def write(root: Path, rel: str, old: str, new: str) -> None:
@@ -74,7 +54,7 @@ async def checked(fixture_project: Callable[..., Path]) -> AsyncIterator[Callabl
 
 async def test_honest_fix_is_accepted_and_the_users_repo_is_untouched(checked, fixture_project) -> None:
     project = await checked("careless_fix", [INVOICE_TARGET])
-    before = snapshot(project.shadow.original)
+    before = repo_snapshot(project.shadow.original)
     assert "tests/test_money.py" in project.baseline.run_ids()  # imports code the target reaches
     assert "tests/test_money.py::test_format_money_from_cents" in project.baseline.passing
     assert INVOICE_TARGET not in project.baseline.passing
@@ -83,7 +63,7 @@ async def test_honest_fix_is_accepted_and_the_users_repo_is_untouched(checked, f
     assert verdict.accepted, verdict.reasons
     assert verdict.reasons == ()
     assert [change.path for change in proposal_changes(project.shadow.changes())] == ["billing/invoice.py"]
-    assert snapshot(project.shadow.original) == before
+    assert repo_snapshot(project.shadow.original) == before
 
 
 async def test_fix_that_breaks_an_unrelated_passing_test_is_rejected_by_id(checked) -> None:
@@ -221,7 +201,7 @@ def tamper_script(attempts: int) -> list[dict]:
 async def test_engine_feeds_rejections_back_and_ends_not_fixed(run_fix, fixture_project) -> None:
     # The engine's edit tools already refuse test files, so the model's way to cheat is a careless fix.
     root = fixture_project("careless_fix")
-    before = snapshot(root)
+    before = repo_snapshot(root)
     careless = load_fix("careless_fix")["careless_edits"]
     script = [
         {"content": "Change the formatter.", "tool_calls": [{"name": "edit_file", "arguments": careless[0]}]},
@@ -236,14 +216,14 @@ async def test_engine_feeds_rejections_back_and_ends_not_fixed(run_fix, fixture_
     fed_back = [event.text for event in outcome.of(Observation) if event.tool == "submit"]
     assert len(fed_back) == 2 and all(newly in text for text in fed_back)
     assert outcome.result.diff == ""
-    assert snapshot(root) == before
+    assert repo_snapshot(root) == before
     assert list(shadows_dir().iterdir()) == []
 
 
 async def test_engine_accepts_the_same_fix_with_allow_test_edits(run_fix, fixture_project) -> None:
     root = fixture_project("conftest_fixture")
-    before = snapshot(root)
+    before = repo_snapshot(root)
     outcome = await run_fix(root, tamper_script(1), test_ids=[CATALOG_TARGET], allowTestEdits=True)
     assert outcome.result.status == "fixed", outcome.result.reasons
     assert outcome.result.files == ["tests/test_catalog.py"]
-    assert snapshot(root) == before
+    assert repo_snapshot(root) == before
