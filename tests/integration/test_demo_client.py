@@ -12,16 +12,9 @@ from lsprotocol import types
 from fixloop import demo
 from fixloop.errors import ConfigError
 from fixloop.testing.scripted_model import ScriptedModelServer
+from support import fix_script, load_fix
 
-FIX_TURNS = [
-    {"content": "Let me read mathutils.py.",
-     "tool_calls": [{"name": "read_file", "arguments": {"path": "mathutils.py"}}]},
-    {"content": "range stops before n; the product must include n.",
-     "tool_calls": [{"name": "edit_file", "arguments": {
-         "path": "mathutils.py", "old_text": "range(1, n)", "new_text": "range(1, n + 1)"}}]},
-    {"content": "Fixed.",
-     "tool_calls": [{"name": "submit", "arguments": {"summary": "include n in the product"}}]},
-]
+FIX_TURNS = fix_script("demo")  # read mathutils.py, make the recorded fix, run the test, submit
 
 
 def _edit(line: int, start: int, end: int, text: str) -> types.TextEdit:
@@ -94,7 +87,8 @@ async def test_demo_fixes_the_project_through_the_language_server(
     assert "language server up" in out
     assert "→ read_file(path=mathutils.py)" in out
     assert out.index("→ read_file") < out.index("→ edit_file") < out.index("the verified fix:")
-    assert "+    for i in range(1, n + 1):" in out
+    fix = load_fix("demo")["edits"][0]
+    assert f"+        {fix['new_text']}" in out
     assert "its tests now: 3 passed" in out
     copies = list(tmp_path.glob("fixloop-demo-*/project/mathutils.py"))
-    assert len(copies) == 1 and "range(1, n + 1)" in copies[0].read_text()
+    assert len(copies) == 1 and fix["new_text"] in copies[0].read_text()
