@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +162,12 @@ def repo_snapshot(repo: Path) -> dict[str, object]:
         "branches": git("branch", "-a"),
         "config": (repo / ".git" / "config").read_bytes(),
     }
+
+
+def write_project(root: Path, files: dict[str, str]) -> Path:
+    """A small project from {relative path: source}; sources are dedented, so tests can indent them."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root

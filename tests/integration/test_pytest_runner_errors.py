@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from fixloop.errors import TestRunError
 from fixloop.pytest_runner import PytestRunner
-
-
-def write_project(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return root
+from support import write_project
 
 
 @pytest.fixture

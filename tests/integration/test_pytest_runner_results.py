@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from fixloop.pytest_runner import Frame, PytestRunner, TestRun
-
-
-def write_project(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return root
-
+from support import write_project
 
 CALC = {
     "pyproject.toml": """

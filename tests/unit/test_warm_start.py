@@ -10,6 +10,7 @@ import pytest
 
 from fixloop.agent.warm_start import build_warm_start
 from fixloop.pytest_runner import PytestRunner, TestRun
+from support import write_project
 
 SHOP = {
     "pyproject.toml": """
@@ -117,14 +118,6 @@ SHOP = {
             assert text.slug(raw) == expected
     """,
 }
-
-
-def write_project(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import pytest
 
 from fixloop.agent.warm_start import build_warm_start
 from fixloop.pytest_runner import Frame, PytestRunner, TestOutcome, TestRun
+from support import write_project
 
 LONG_BODY = "\n".join(f"    total += {i}" for i in range(40))
 
@@ -115,14 +116,6 @@ FLAT = {
             assert LIMIT == 10
     """,
 }
-
-
-def write_project(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return root
 
 
 @pytest.fixture(scope="module")
