@@ -137,11 +137,9 @@ class FixRun:
                                     protect_tests=not settings.allow_test_edits)
             gate = VerificationGate(shadow, runner, baseline, allow_test_edits=settings.allow_test_edits)
 
-            async def verify(summary: str):
-                return await gate.check()
-
             protocol = settings.protocol
-            loop = ReActLoop(model, toolbox, task=task_prompt(request.test_ids, warm), verify=verify,
+            loop = ReActLoop(model, toolbox, task=task_prompt(request.test_ids, warm),
+                             verify=lambda summary: gate.check(),
                              emit=self.emit, protocol=protocol,
                              compact_tools=settings.compact_tools or is_local(settings),
                              limits=LoopLimits(max_steps=settings.max_steps, attempts=settings.attempts,

@@ -7,7 +7,7 @@ import json
 from rich.console import Console
 from rich.markup import escape
 
-from fixloop.events import Action, Done, Event, Notice, Observation, Thought, ThoughtDelta, Usage, Verdict
+from fixloop.events import Action, Event, Notice, Observation, Thought, ThoughtDelta, Verdict
 from fixloop.result import FixResult
 
 
@@ -62,10 +62,7 @@ class LiveView:
                         f"{escape('; '.join(event.reasons))}")
         elif isinstance(event, Notice):
             c.print(f"[magenta]· {escape(event.text)}[/]")
-        elif isinstance(event, Usage):
-            pass
-        elif isinstance(event, Done):
-            pass
+        # Usage and Done are summed up once by finish()
 
     def finish(self, result: FixResult) -> None:
         self._end_stream()

@@ -305,30 +305,32 @@ class ReActLoop:
         await flush()
         return results
 
+    async def _check(self, summary: str, notice: str) -> GateAnswer:
+        """One attempt at the verification gate, counted and reported."""
+        self.attempts += 1
+        self.emit(Notice(notice, self.step, "verify"))
+        verdict = await self.verify(summary)
+        self.emit(Verdict(verdict.accepted, tuple(verdict.reasons), self.attempts, self.step))
+        return verdict
+
     async def _final_check(self, why: str, reasons: list[str]) -> LoopOutcome:
         """The run is ending without an accepted submit; a change already in the shadow that the gate
         accepts is still a verified fix (small models often fix the bug and then never call submit)."""
         if self.attempts < self.limits.attempts:
-            self.attempts += 1
-            self.emit(Notice(f"{why}; checking the changes made so far", self.step, "verify"))
-            verdict = await self.verify("")
-            self.emit(Verdict(verdict.accepted, tuple(verdict.reasons), self.attempts, self.step))
+            verdict = await self._check("", f"{why}; checking the changes made so far")
             if verdict.accepted:
                 return self._outcome("fixed", f"verified fix (the model did not submit; {why})")
         return self._outcome("not_fixed", f"not fixed: {why}", reasons)
 
     async def _verify(self, summary: str) -> tuple[LoopOutcome | list[str], str, bool]:
-        self.attempts += 1
-        self.emit(Notice("verifying the fix in the shadow copy", self.step, "verify"))
-        verdict = await self.verify(summary)
-        self.emit(Verdict(verdict.accepted, tuple(verdict.reasons), self.attempts, self.step))
+        verdict = await self._check(summary, "verifying the fix in the shadow copy")
         if verdict.accepted:
             return self._outcome("fixed", summary.strip() or "fixed"), "accepted: the fix is verified", False
         reasons = list(verdict.reasons)
+        text = prompts.rejection_text(reasons, self.attempts, self.limits.attempts)
         if self.attempts >= self.limits.attempts:
-            text = prompts.rejection_text(reasons, self.attempts, self.limits.attempts)
             return self._outcome("not_fixed", "not fixed: " + "; ".join(reasons), reasons), text, True
-        return reasons, prompts.rejection_text(reasons, self.attempts, self.limits.attempts), True
+        return reasons, text, True
 
 
 @dataclass(frozen=True)
