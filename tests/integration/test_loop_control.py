@@ -46,6 +46,14 @@ async def test_token_budget_ends_the_run(run_fix):
     assert len(outcome.server.requests) == 1
 
 
+async def test_wall_time_budget_ends_the_run(run_fix):
+    slow = {"delay": 1.5, "tool_calls": [{"name": "list_files", "arguments": {}}]}
+    outcome = await run_fix("demo", [slow, slow, slow], maxSeconds=1)
+    assert outcome.result.status == "not_fixed"
+    assert "time budget" in outcome.result.summary
+    assert len(outcome.server.requests) == 1
+
+
 async def test_same_action_and_observation_nudges_then_stops(run_fix):
     same = {"tool_calls": [{"name": "read_file", "arguments": {"path": "does_not_exist.py"}}]}
     outcome = await run_fix("demo", [same, same, same, same])
@@ -92,9 +100,9 @@ async def test_parallel_calls_keep_order_and_writes_happen_in_sequence(run_fix):
     assert outcome.result.status == "fixed"
     observations = [o for o in outcome.of(Observation) if o.step == 1]
     assert [o.tool for o in observations] == ["read_file", "edit_file", "read_file", "search"]
-    new_line = edit["new_text"].strip().splitlines()[0]
-    assert new_line not in observations[0].text or edit["old_text"].strip() in observations[0].text
-    assert new_line in observations[2].text  # the read after the edit sees it
+    # the read before the edit sees the old code, the read after it the new code
+    assert edit["old_text"] in observations[0].text and edit["new_text"] not in observations[0].text
+    assert edit["new_text"] in observations[2].text and edit["old_text"] not in observations[2].text
     assert [a.tool for a in outcome.of(Action) if a.step == 1] == ["read_file", "edit_file", "read_file",
                                                                    "search"]
 
