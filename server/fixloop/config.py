@@ -87,7 +87,9 @@ class Settings:
         return replace(self, **changes), errors
 
 
-_IGNORED_KEYS = {"trace", "serverPython", "server_python"}  # client-side settings (VS Code extension)
+# Client-side settings (VS Code extension), and `python` (the project's interpreter, CONTRACT: clients
+# send it per folder; the server accepts it now and uses it once it picks the tests' interpreter).
+_IGNORED_KEYS = {"trace", "serverPython", "server_python", "importStrategy", "python"}
 
 
 def _camel(name: str) -> str:

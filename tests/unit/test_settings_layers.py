@@ -42,6 +42,15 @@ def test_bad_values_are_each_named_and_defaults_kept(tmp_path: Path):
     assert all("\n" not in e for e in errors)
 
 
+def test_client_keys_from_the_editor_are_accepted_without_warnings(tmp_path: Path):
+    """The VS Code extension sends its whole section, and `python` per folder (CONTRACT.md)."""
+    settings, errors = SettingsSources(tmp_path, env={}, client_config={
+        "serverPython": "/usr/bin/python3", "importStrategy": "useBundled", "trace": {"server": "off"},
+        "python": "/project/.venv/bin/python"}).resolve()
+    assert errors == []
+    assert settings == Settings()
+
+
 def test_test_command_accepts_a_string(tmp_path: Path):
     settings = load_settings(tmp_path, {"testCommand": "python3 -m pytest -x"}, env={})
     assert settings.test_command == ("python3", "-m", "pytest", "-x")
