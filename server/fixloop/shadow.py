@@ -33,22 +33,9 @@ from git import Git, GitCommandError
 
 from fixloop.errors import FixloopError, ShadowError
 from fixloop.processes import pid_alive
+from fixloop.project import in_skipped_dir, is_cache_path, is_environment, walk
 from fixloop.result import FileChange
 
-SKIPPED_DIRS = frozenset(
-    {
-        ".git",
-        ".venv",
-        "venv",
-        "node_modules",
-        "__pycache__",
-        ".pytest_cache",
-        ".mypy_cache",
-        ".ruff_cache",
-        ".tox",
-    }
-)
-_JUNK_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 _OWNER_FILE = "owner.json"
 # GIT_OPTIONAL_LOCKS=0: `git status` in the user's repo must not refresh (rewrite) their index.
 _USER_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
@@ -91,11 +78,6 @@ def _git(cwd: Path, *args: str, shadow: bool = False) -> bytes:
 
 def _git_text(cwd: Path, *args: str, shadow: bool = False) -> str:
     return _git(cwd, *args, shadow=shadow).decode("utf-8", "surrogateescape").strip()
-
-
-def _is_junk(rel: str) -> bool:
-    parts = rel.split("/")
-    return rel.endswith((".pyc", ".pyo")) or any(part in _JUNK_DIRS for part in parts[:-1])
 
 
 def _read_text(path: Path) -> str | None:
@@ -273,14 +255,14 @@ class ShadowWorkspace:
         self.root.mkdir(parents=True, exist_ok=True)
 
     def _in_environment(self, toplevel: Path, rel: str) -> bool:
-        parts = rel.split("/")[:-1]
-        if any(part in SKIPPED_DIRS for part in parts):
+        if in_skipped_dir(rel):
             return True
+        parts = rel.split("/")[:-1]
         cache = self.__dict__.setdefault("_venv_dirs", {})
         for depth in range(1, len(parts) + 1):
             folder = "/".join(parts[:depth])
             if folder not in cache:
-                cache[folder] = (toplevel / folder / "pyvenv.cfg").is_file()
+                cache[folder] = is_environment(toplevel / folder)
             if cache[folder]:
                 return True
         return False
@@ -294,22 +276,10 @@ class ShadowWorkspace:
         return True
 
     def _walk(self, base: Path) -> Iterator[tuple[str, Path]]:
-        for directory, dirnames, filenames in os.walk(base):
-            current = Path(directory)
-            dirnames[:] = sorted(
-                name
-                for name in dirnames
-                if name not in SKIPPED_DIRS
-                and not (current / name / "pyvenv.cfg").exists()
-                and not (current / name).is_symlink()
-            )
-            for name in filenames:
-                rel = (current / name).relative_to(base).as_posix()
-                if not _is_junk(rel):
-                    yield rel, current / name
-            for name in os.listdir(current):  # symlinked folders are copied as links
-                if (current / name).is_symlink() and (current / name).is_dir():
-                    yield (current / name).relative_to(base).as_posix(), current / name
+        """The files to copy (symlinked folders are copied as links), without caches and bytecode."""
+        for rel, path in walk(base):
+            if not is_cache_path(rel) or (path.is_symlink() and path.is_dir()):
+                yield rel, path
 
     def _create_by_copy(self, overlays: dict[str, str], max_copy_bytes: int) -> None:
         entries = list(self._walk(self.original))
@@ -355,7 +325,7 @@ class ShadowWorkspace:
             if len(entry) < 4:
                 continue
             rel = os.fsdecode(entry[3:])
-            if rel.endswith("/") or not rel.startswith(self._prefix) or _is_junk(rel):
+            if rel.endswith("/") or not rel.startswith(self._prefix) or is_cache_path(rel):
                 continue
             old = None
             if entry[:2] != b"??":

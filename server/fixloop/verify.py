@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import difflib
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -13,10 +12,10 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from fixloop.errors import NothingToFix, TestRunError
+from fixloop.project import is_test_path, module_map, module_names, python_files
 from fixloop.pytest_runner import TestOutcome, TestRun
 from fixloop.result import FileChange
-from fixloop.shadow import SKIPPED_DIRS, ShadowWorkspace
-from fixloop.tools.workspace import is_test_path
+from fixloop.shadow import ShadowWorkspace
 
 MAX_LISTED = 10  # newly failing tests named one by one before "and N more"
 
@@ -121,11 +120,8 @@ async def record_baseline(
 
 def related_test_modules(root: Path, modules: Sequence[str], limit: int = 40) -> list[str]:
     """Other test modules importing project code that `modules` reach through imports (nearest first)."""
-    files = _project_files(root)
-    by_name: dict[str, str] = {}
-    for rel in sorted(files, key=lambda rel: (rel.count("/"), rel)):
-        for name in _module_names(rel):
-            by_name.setdefault(name, rel)
+    files = set(python_files(root))
+    by_name = module_map(files)
     parsed: dict[str, tuple[set[str], set[str]]] = {}
 
     def dependencies(rel: str) -> set[str]:
@@ -408,14 +404,6 @@ _ALWAYS_KEPT = frozenset(
 )
 
 
-def _module_names(path: str) -> set[str]:
-    """Dotted names a file could be imported as: every suffix of its path ('src/pkg/m.py' -> pkg.m, m...)."""
-    parts = list(PurePosixPath(path).with_suffix("").parts)
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return {".".join(parts[index:]) for index in range(len(parts))}
-
-
 def _imports(path: str, text: str) -> tuple[set[str], set[str]]:
     """(absolute dotted names, relative-import file stems as paths) that `text` imports."""
     names: set[str] = set()
@@ -456,26 +444,12 @@ def _imported(change: FileChange, names: set[str], paths: set[str]) -> bool:
     stem = PurePosixPath(change.path).with_suffix("")
     if stem.name == "__init__":
         stem = stem.parent
-    return bool(_module_names(change.path) & names) or stem.as_posix() in paths
-
-
-def _project_files(root: Path) -> set[str]:
-    """The project's Python files (relative, '/'), outside virtualenvs and caches."""
-    found = set()
-    for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = [
-            name
-            for name in dirnames
-            if name not in SKIPPED_DIRS and not os.path.exists(os.path.join(directory, name, "pyvenv.cfg"))
-        ]
-        base = Path(directory).relative_to(root)
-        found.update((base / name).as_posix() for name in filenames if name.endswith(".py"))
-    return found
+    return bool(module_names(change.path) & names) or stem.as_posix() in paths
 
 
 def _project_sources(root: Path) -> list[tuple[str, str]]:
     sources = []
-    for rel in sorted(_project_files(root)):
+    for rel in python_files(root):
         try:
             sources.append((rel, (root / rel).read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
@@ -509,7 +483,7 @@ def proposal_changes(changes: list[FileChange], *, root: Path | None = None) -> 
         learn(change.path, change.new_text)
     if root is not None and pending:
         new_paths = {change.path for change in changes}
-        wanted = {name.rsplit(".", 1)[-1] for change in pending for name in _module_names(change.path)}
+        wanted = {name.rsplit(".", 1)[-1] for change in pending for name in module_names(change.path)}
         for rel, text in _project_sources(root):
             if rel not in new_paths and any(word in text for word in wanted):
                 learn(rel, text)

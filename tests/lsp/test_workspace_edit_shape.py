@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from fixloop.lsp.workspace_edit import EditCapabilities, UnsupportedEdit, build_workspace_edit, is_test_file
+from fixloop.lsp.workspace_edit import EditCapabilities, UnsupportedEdit, build_workspace_edit
 from fixloop.result import FileChange
 
 VSCODE = EditCapabilities(apply_edit=True, document_changes=True, change_annotations=True,
@@ -47,10 +47,3 @@ def test_new_files_need_resource_operations() -> None:
     assert isinstance(create, types.CreateFile) and content.edits[0].new_text == "x = 1\n"
     with pytest.raises(UnsupportedEdit, match=r"creates helpers\.py"):
         build_workspace_edit([new], uri_of, {}, NEOVIM, "l")
-
-
-@pytest.mark.parametrize(("path", "expected"), [("tests/test_x.py", True), ("test_x.py", True),
-                                                ("pkg/x_test.py", True), ("conftest.py", True),
-                                                ("calc.py", False), ("src/pkg/latest.py", False)])
-def test_what_counts_as_a_test_file(path: str, expected: bool) -> None:
-    assert is_test_file(path) is expected

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fixloop.project import is_test_path
 from fixloop.result import FileChange
-from fixloop.verify import is_test_path, proposal_changes, tamper_reasons
+from fixloop.verify import proposal_changes, tamper_reasons
 
 TEST = """\
 import pytest

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import ast
 import builtins
-import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixloop.project import is_source_dir, is_test_path, outside_sources, python_files
 from fixloop.pytest_runner.locate import split_test_id, test_functions
 from fixloop.pytest_runner.results import TestOutcome, TestRun
 
@@ -30,9 +30,6 @@ MAX_SCAN_FILES = 3000
 MAX_CALL_DEPTH = 3  # the test's callees, theirs, and theirs
 MAX_PER_LEVEL = 12
 MAX_EXPANDED = 10  # failing tests shown for one module or class id
-_SKIP_DIRS = frozenset(
-    {"site-packages", "dist-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"}
-)
 _BUILTINS = frozenset(dir(builtins))
 _BUILTIN_METHODS = frozenset(name for kind in (list, dict, str) for name in dir(kind))
 _SYNTAX_AT = re.compile(r'File "([^"]+)", line (\d+)')
@@ -128,27 +125,13 @@ class _Builder:
             rel = path.resolve().relative_to(self.root)
         except (ValueError, OSError):
             return None
-        if any(part in _SKIP_DIRS or part.startswith(".") for part in rel.parts[:-1]):
-            return None
-        return rel.as_posix()
+        return None if outside_sources(rel.as_posix()) else rel.as_posix()
 
     def project_files(self) -> list[str]:
-        """Project .py files that are not tests, sorted; virtualenvs, hidden and build folders skipped."""
+        """Project .py files that are not tests, sorted (the project model's walk over the sources)."""
         if self._project_files is None:
-            found: list[str] = []
-            for dirpath, dirnames, filenames in os.walk(self.root):
-                dirnames[:] = sorted(
-                    d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".") and not _is_venv(
-                        Path(dirpath) / d)
-                )
-                for name in sorted(filenames):
-                    if name.endswith(".py"):
-                        rel = (Path(dirpath) / name).relative_to(self.root).as_posix()
-                        if not _is_test_file(rel):
-                            found.append(rel)
-                if len(found) >= MAX_SCAN_FILES:
-                    break
-            self._project_files = sorted(found)[:MAX_SCAN_FILES]
+            files = python_files(self.root, limit=MAX_SCAN_FILES)
+            self._project_files = [rel for rel in files if not is_test_path(rel)]
         return self._project_files
 
     # ---- blocks -------------------------------------------------------------------------------------
@@ -403,7 +386,7 @@ class _Builder:
         keys: set[tuple[str, int]] = set()
 
         def add(target: tuple[_Source, ast.stmt, ast.ClassDef | None] | None) -> None:
-            if target is None or _is_test_file(target[0].rel):
+            if target is None or is_test_path(target[0].rel):
                 return
             key = (target[0].rel, target[1].lineno)
             if key not in keys and target[1] is not func:
@@ -566,7 +549,7 @@ class _Builder:
             children = sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
         except OSError:
             children = []
-        bases += [p for p in children if p.name not in _SKIP_DIRS and p not in bases]
+        bases += [p for p in children if is_source_dir(p.name) and p not in bases]
         return list(dict.fromkeys(bases))
 
     def find_method(
@@ -715,18 +698,6 @@ def _fixture(module: _Source, name: str) -> _Def | None:
 
 def _qualname(node: _Def, classes: list[ast.ClassDef]) -> str:
     return ".".join([c.name for c in classes] + [node.name])
-
-
-def _is_test_file(rel: str) -> bool:
-    parts = rel.split("/")
-    name = parts[-1]
-    if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
-        return True
-    return any(part in ("tests", "test", "testing") for part in parts[:-1])
-
-
-def _is_venv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").is_file()
 
 
 # ---- rendering and budget ----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from fixloop.lsp.commands import RUN_TESTS, error_json
 from fixloop.lsp.diagnostics import failure_of, publish
 from fixloop.lsp.server import FixloopServer
 from fixloop.lsp.targets import BadArguments, default_root, path_of, relpath, root_of
-from fixloop.lsp.workspace_edit import is_test_file
+from fixloop.project import is_test_path
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def register(server: FixloopServer) -> None:
         except FixloopError:
             return
         rel = relpath(root, path)
-        if not is_test_file(rel) or not rel.endswith(".py"):
+        if not is_test_path(rel) or not rel.endswith(".py"):
             return
         settings, _ = ls.settings.resolve(root)
         if not settings.run_tests_on_save:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,19 +11,15 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from fixloop.errors import FixloopError
+from fixloop.project import is_test_path
 from fixloop.result import FileChange
 
 SOURCE_ANNOTATION = "fixloop.source"
 TEST_ANNOTATION = "fixloop.test"
-_TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$|(^|/)tests?/")
 
 
 class UnsupportedEdit(FixloopError):
     """The client cannot take this change (e.g. it creates a file and the client cannot)."""
-
-
-def is_test_file(rel: str) -> bool:
-    return bool(_TEST_FILE.search(rel))
 
 
 @dataclass(frozen=True)
@@ -79,7 +74,7 @@ def build_workspace_edit(
     versions: Mapping[str, int],
     caps: EditCapabilities,
     label: str,
-    is_test: Callable[[str], bool] = is_test_file,
+    is_test: Callable[[str], bool] = is_test_path,
 ) -> types.WorkspaceEdit:
     """documentChanges (versioned for open buffers, annotated when supported) or plain `changes`."""
     if not caps.document_changes:

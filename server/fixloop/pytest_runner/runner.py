@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.errors import TestRunError
+from fixloop.project import outside_sources
 from fixloop.pytest_runner.results import Frame, TestOutcome, TestRun
 
 PLUGIN_MODULE = "fixloop_pytest_report"
@@ -38,7 +39,6 @@ _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|W
 # "ValueError: ...", "json.decoder.JSONDecodeError: ..."
 _NAMES_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(: |$)")
 _FAULTHANDLER_FRAME = re.compile(r'^\s+File "(.+)", line (\d+) in (.+)$')
-_EXCLUDED_PARTS = frozenset({"site-packages", "dist-packages", "node_modules", "__pycache__"})
 
 
 class PytestRunner:
@@ -471,10 +471,7 @@ class _Fold:
             rel = path.resolve().relative_to(self.root)
         except (ValueError, OSError):
             return None
-        parts = rel.parts
-        if any(part in _EXCLUDED_PARTS or part.startswith(".") for part in parts[:-1]):
-            return None
-        return "/".join(parts)
+        return None if outside_sources(rel.as_posix()) else rel.as_posix()
 
 
 def _read_text(path: Path) -> str:

@@ -10,15 +10,9 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
 from fixloop.errors import PathError
+from fixloop.project import in_skipped_dir, is_test_path, walk
 from fixloop.tools.gitignore import GitIgnore
 
-# Folders never listed or searched: VCS data, caches and environments.
-SKIPPED_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", "node_modules",
-        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
-    }
-)
 # Folders whose contents are never readable: VCS internals and credential stores.
 PROTECTED_DIRS = frozenset({".git", ".hg", ".svn", ".ssh", ".aws", ".gnupg", ".docker", ".kube"})
 # File names (lower-cased, fnmatch) that hold secrets: never read, written or listed.
@@ -144,7 +138,7 @@ class Workspace:
                         f"{EXAMPLE}")
 
     def is_test_file(self, rel: str) -> bool:
-        """Whether `rel` is test code: under a tests/ folder, test_*.py, *_test.py or conftest.py."""
+        """Whether `rel` is test code, by the project model's one rule (`fixloop.project.is_test_path`)."""
         return is_test_path(rel)
 
     # -- listing ------------------------------------------------------------------------------------
@@ -171,7 +165,7 @@ class Workspace:
 
     def _listable(self, rel: str) -> bool:
         parts = rel.split("/")
-        if any(part in SKIPPED_DIRS or part.lower() in PROTECTED_DIRS for part in parts[:-1]):
+        if in_skipped_dir(rel) or any(part.lower() in PROTECTED_DIRS for part in parts[:-1]):
             return False
         return not is_secret_name(parts[-1].lower())
 
@@ -210,32 +204,28 @@ class Workspace:
         for folder in reversed([base, *base.parents]):
             if _under(folder, self.root) and folder != base and (folder / ".gitignore").is_file():
                 ignore.add_file(folder / ".gitignore")
+        if (base / ".gitignore").is_file():
+            ignore.add_file(base / ".gitignore")
+        prefix = self.relative(base)
+        prefix = "" if prefix == "." else prefix + "/"
+
+        def prune(rel: str, is_dir: bool) -> bool:
+            full = base / rel
+            if is_dir:
+                if rel.rsplit("/", 1)[-1].lower() in PROTECTED_DIRS or ignore.ignored(prefix + rel, True):
+                    return True
+                if (full / ".gitignore").is_file():  # the folder's own rules apply inside it
+                    ignore.add_file(full / ".gitignore")
+                return False
+            if full.is_symlink() and (full.is_dir() or not _links_inside(full, self.root)):
+                return True  # never follow links into other trees
+            return ignore.ignored(prefix + rel, False)
+
         files: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(base):
-            current = Path(dirpath)
-            if (current / ".gitignore").is_file():
-                ignore.add_file(current / ".gitignore")
-            rel_dir = current.relative_to(self.root).as_posix()
-            rel_dir = "" if rel_dir == "." else rel_dir
-            kept = []
-            for name in sorted(dirnames):
-                rel = f"{rel_dir}/{name}" if rel_dir else name
-                if name in SKIPPED_DIRS or name.lower() in PROTECTED_DIRS or ignore.ignored(rel, True):
-                    continue
-                if (current / name).is_symlink():
-                    continue  # never follow links into other trees
-                kept.append(name)
-            dirnames[:] = kept
-            for name in sorted(filenames):
-                rel = f"{rel_dir}/{name}" if rel_dir else name
-                full = current / name
-                if ignore.ignored(rel, False):
-                    continue
-                if full.is_symlink() and not _links_inside(full, self.root):
-                    continue
-                files.append(rel)
-                if len(files) >= MAX_LISTED:
-                    return files
+        for rel, _ in walk(base, prune=prune):
+            files.append(prefix + rel)
+            if len(files) >= MAX_LISTED:
+                break
         return files
 
 
@@ -265,16 +255,3 @@ def _glob_match(rel: str, pattern: str) -> bool:
         return True
     # A bare folder name or path prefix lists what is inside it.
     return not any(c in pattern for c in "*?[") and rel.startswith(pattern.rstrip("/") + "/")
-
-
-def is_test_path(rel: str) -> bool:
-    """Whether `rel` is test code: under a tests/ folder, test_*.py, *_test.py or conftest.py."""
-    parts = PurePosixPath(rel.replace("\\", "/")).parts
-    if not parts:
-        return False
-    name = parts[-1]
-    if name == "conftest.py":
-        return True
-    if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
-        return True
-    return any(part in ("tests", "test") for part in parts[:-1])
