@@ -1,0 +1,21 @@
+"""The verification gate: a fix is accepted only if targets pass, nothing regressed, no test was weakened.
+
+`baseline` records what passed before, `tamper` names every way a change weakens the tests, `proposal` drops
+what the fix does not need, and `gate` judges a submit with all three.
+"""
+
+from fixloop.verify.baseline import Baseline, TestRunner, record_baseline, related_test_modules
+from fixloop.verify.gate import GateVerdict, VerificationGate
+from fixloop.verify.proposal import proposal_changes
+from fixloop.verify.tamper import tamper_reasons
+
+__all__ = [
+    "Baseline",
+    "GateVerdict",
+    "TestRunner",
+    "VerificationGate",
+    "proposal_changes",
+    "record_baseline",
+    "related_test_modules",
+    "tamper_reasons",
+]

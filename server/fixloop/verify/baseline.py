@@ -1,0 +1,128 @@
+"""The baseline: which tests pass before the agent touches anything, and which tests a fix could break."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+from fixloop.errors import NothingToFix, TestRunError
+from fixloop.project import is_test_path, module_map, python_files
+from fixloop.pytest_runner import TestOutcome, TestRun
+from fixloop.verify.imports import imports_of
+
+
+class TestRunner(Protocol):
+    """What the gate needs of `fixloop.pytest_runner.PytestRunner`."""
+
+    __test__ = False  # not a pytest test class
+
+    async def run(self, test_ids: Sequence[str] = ()) -> TestRun: ...
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What passed before the agent touched anything: the targets and the other tests of their modules."""
+
+    target_ids: tuple[str, ...]
+    passing: frozenset[str]
+    run: TestRun
+    scope: tuple[str, ...] = ()  # what was run: targets, their modules, related test modules
+
+    def run_ids(self) -> list[str]:
+        """The node ids to run again at the gate (the baseline's own scope)."""
+        return list(self.scope or _scope(self.target_ids))
+
+
+def _scope(target_ids: Sequence[str], related: Sequence[str] = ()) -> tuple[str, ...]:
+    modules = [target.split("::", 1)[0] for target in target_ids]
+    return tuple(dict.fromkeys([*target_ids, *modules, *related]))
+
+
+def matches(test_id: str, target: str) -> bool:
+    """Whether result `test_id` belongs to `target` (a module, class, function or parametrized id)."""
+    return (
+        test_id == target
+        or test_id.startswith((target + "::", target + "["))
+        or target.startswith(test_id + "::")  # a collection error reported for the module or class
+    )
+
+
+def target_outcomes(run: TestRun, target: str) -> list[TestOutcome]:
+    return [outcome for test_id, outcome in run.results.items() if matches(test_id, target)]
+
+
+async def record_baseline(
+    runner: TestRunner, target_ids: Sequence[str], *, root: Path | None = None
+) -> Baseline:
+    """Run the targets, their modules and related test modules; raise NothingToFix when no target fails.
+
+    Related test modules are those importing project code that the targets' modules reach (a fix in
+    that code could break them); `root` defaults to the runner's root.
+    """
+    if not target_ids:
+        raise TestRunError("no test ids given: name the failing test(s) to fix")
+    targets = tuple(dict.fromkeys(target_ids))
+    root = root if root is not None else getattr(runner, "root", None)
+    modules = list(dict.fromkeys(target.split("::", 1)[0] for target in targets))
+    related = await asyncio.to_thread(related_test_modules, Path(root), modules) if root is not None else []
+    scope = _scope(targets, related)
+    run = await runner.run(list(scope))
+    failing = False
+    for target in targets:
+        outcomes = target_outcomes(run, target)
+        if not outcomes and not run.timed_out:
+            raise TestRunError(f"test {target!r} was not collected: check the test id")
+        # A target that hung, or never ran because another test hung first, counts as failing.
+        failing = failing or not outcomes or any(outcome.failing for outcome in outcomes)
+    if not failing:
+        verb = "already passes" if len(targets) == 1 else "already pass"
+        raise NothingToFix(f"{', '.join(targets)} {verb}: nothing to fix")
+    return Baseline(targets, frozenset(run.passed_ids()), run, scope)
+
+
+def related_test_modules(root: Path, modules: Sequence[str], limit: int = 40) -> list[str]:
+    """Other test modules importing project code that `modules` reach through imports (nearest first)."""
+    files = set(python_files(root))
+    by_name = module_map(files)
+    parsed: dict[str, tuple[set[str], set[str]]] = {}
+
+    def dependencies(rel: str) -> set[str]:
+        if rel not in parsed:
+            try:
+                parsed[rel] = imports_of(rel, (root / rel).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                parsed[rel] = (set(), set())
+        names, paths = parsed[rel]
+        found = {by_name[name] for name in names if name in by_name}
+        found |= {candidate for path in paths for candidate in (f"{path}.py", f"{path}/__init__.py")}
+        return found & files
+
+    reach: set[str] = set()
+    queue = [module for module in modules if module in files]
+    while queue:
+        current = queue.pop()
+        for dependency in dependencies(current):
+            if dependency not in reach and not is_test_path(dependency):
+                reach.add(dependency)
+                queue.append(dependency)
+    code = {rel for rel in reach if not rel.endswith("__init__.py")}
+    if not code:
+        return []
+    words = {PurePosixPath(rel).stem for rel in code}
+    target_dirs = {PurePosixPath(module).parent for module in modules}
+    related = []
+    for rel in files:
+        name = PurePosixPath(rel).name
+        if rel in modules or not (name.startswith("test_") or name.endswith("_test.py")):
+            continue
+        try:
+            text = (root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if any(word in text for word in words) and dependencies(rel) & code:
+            related.append(rel)
+    related.sort(key=lambda rel: (PurePosixPath(rel).parent not in target_dirs, rel))
+    return related[:limit]

@@ -1,0 +1,76 @@
+"""What goes into the proposal: the changes minus new files the fix does not need (scratch scripts, notes)."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from fixloop.project import module_names, python_files
+from fixloop.result import FileChange
+from fixloop.verify.imports import imported, imports_of
+
+_ALWAYS_KEPT = frozenset(
+    {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "setup.py", "sitecustomize.py"}
+)
+
+
+def _project_sources(root: Path) -> list[tuple[str, str]]:
+    sources = []
+    for rel in python_files(root):
+        try:
+            sources.append((rel, (root / rel).read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return sources
+
+
+def proposal_changes(changes: list[FileChange], *, root: Path | None = None) -> list[FileChange]:
+    """The changes minus new files the fix does not need (debug scripts, scratch tests, notes).
+
+    A new file stays when a kept change imports it (Python files) or names it (other files), when it
+    is an `__init__.py` of a folder holding a kept file, or when it configures pytest. With `root`
+    (the shadow), existing files' imports count too: a fix may create a module that code already imports.
+    """
+    kept = [change for change in changes if change.old_text is not None]
+    pending = [change for change in changes if change.old_text is None]
+    names: set[str] = set()
+    paths: set[str] = set()
+    texts: list[str] = []
+
+    def learn(path: str, text: str | None) -> None:
+        if text is None:
+            return
+        texts.append(text)
+        if path.endswith(".py"):
+            more_names, more_paths = imports_of(path, text)
+            names.update(more_names)
+            paths.update(more_paths)
+
+    for change in kept:
+        learn(change.path, change.new_text)
+    if root is not None and pending:
+        new_paths = {change.path for change in changes}
+        wanted = {name.rsplit(".", 1)[-1] for change in pending for name in module_names(change.path)}
+        for rel, text in _project_sources(root):
+            if rel not in new_paths and any(word in text for word in wanted):
+                learn(rel, text)
+    progress = True
+    while pending and progress:
+        progress = False
+        for change in list(pending):
+            name = PurePosixPath(change.path).name
+            folder = PurePosixPath(change.path).parent
+            needed = (
+                name in _ALWAYS_KEPT
+                or (change.path.endswith(".py") and imported(change, names, paths))
+                or (not change.path.endswith(".py") and any(name in text for text in texts))
+                or (
+                    name == "__init__.py"
+                    and any(PurePosixPath(other.path).is_relative_to(folder) for other in kept)
+                )
+            )
+            if needed:
+                kept.append(change)
+                pending.remove(change)
+                learn(change.path, change.new_text)
+                progress = True
+    return sorted(kept, key=lambda change: change.path)
