@@ -15,110 +15,20 @@ Folders that are not git repositories are copied whole, within a size cap.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import difflib
-import json
 import os
 import shutil
-import stat
-import time
 import uuid
-import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-import platformdirs
-from git import Git, GitCommandError
-
-from fixloop.errors import FixloopError, ShadowError
-from fixloop.processes import pid_alive
+from fixloop.errors import ShadowError
 from fixloop.project import in_skipped_dir, is_cache_path, is_environment, walk
 from fixloop.result import FileChange
-
-_OWNER_FILE = "owner.json"
-# GIT_OPTIONAL_LOCKS=0: `git status` in the user's repo must not refresh (rewrite) their index.
-_USER_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-_SHADOW_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}
-# Only the settings that decide how checked-out bytes look are carried over from the user's repo config.
-_CARRIED_CONFIG = ("core.autocrlf", "core.eol", "core.symlinks", "core.filemode", "core.ignorecase")
-_SHADOW_CONFIG = (
-    "-c", "core.hooksPath=/dev/null",
-    "-c", "commit.gpgsign=false",
-    "-c", "user.name=fixloop",
-    "-c", "user.email=fixloop@localhost",
-    "-c", "advice.detachedHead=false",
-    "-c", "core.fsmonitor=false",
-)  # fmt: skip
-
-_open_shadows: weakref.WeakSet[ShadowWorkspace] = weakref.WeakSet()
-
-
-def shadows_dir() -> Path:
-    """Where shadows live: the user cache directory, never inside a project."""
-    return Path(platformdirs.user_cache_dir("fixloop")) / "shadows"
-
-
-def _git(cwd: Path, *args: str, shadow: bool = False) -> bytes:
-    command = ["git", *(_SHADOW_CONFIG if shadow else ()), *args]
-    try:
-        return Git(str(cwd)).execute(
-            command,
-            env=_SHADOW_GIT_ENV if shadow else _USER_GIT_ENV,
-            stdout_as_string=False,
-            strip_newline_in_stdout=False,
-        )  # type: ignore[return-value]
-    except GitCommandError as error:
-        detail = (error.stderr or "").strip().splitlines()
-        raise ShadowError(
-            f"could not set up the scratch copy: `git {' '.join(args[:2])}` failed"
-            + (f": {detail[-1].strip()}" if detail else "")
-        ) from error
-
-
-def _git_text(cwd: Path, *args: str, shadow: bool = False) -> str:
-    return _git(cwd, *args, shadow=shadow).decode("utf-8", "surrogateescape").strip()
-
-
-def _read_text(path: Path) -> str | None:
-    """The file's text exactly (CRLF kept); None when absent, a directory or not UTF-8."""
-    try:
-        if path.is_symlink() or not path.is_file():
-            return None
-        return path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _check_relpath(rel: str) -> str:
-    rel = rel.replace("\\", "/")
-    parts = rel.split("/")
-    if not rel or rel.startswith("/") or ".." in parts or (parts[0].endswith(":")) or ".git" in parts:
-        raise ShadowError(f"refusing path {rel!r}: not a relative path inside the project")
-    return "/".join(part for part in parts if part not in ("", "."))
-
-
-def _remove_tree(path: Path) -> None:
-    def retry(function, target, _exc_info) -> None:  # type: ignore[no-untyped-def]
-        with contextlib.suppress(OSError):
-            os.chmod(target, stat.S_IWRITE | stat.S_IREAD | stat.S_IEXEC)
-            os.chmod(os.path.dirname(target), stat.S_IWRITE | stat.S_IREAD | stat.S_IEXEC)
-            function(target)
-
-    if path.exists() or path.is_symlink():
-        shutil.rmtree(path, onerror=retry)
-
-
-def _copy_entry(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    elif target.is_dir():
-        _remove_tree(target)
-    if source.is_symlink():
-        os.symlink(os.readlink(source), target)
-    else:
-        shutil.copy2(source, target)
+from fixloop.shadow.files import check_relpath, copy_entry, read_text
+from fixloop.shadow.git_runner import CARRIED_CONFIG, git, git_text
+from fixloop.shadow.lifetime import hold, new_container, release
+from fixloop.shadow.patch import unified_diff
 
 
 class ShadowWorkspace:
@@ -156,15 +66,11 @@ class ShadowWorkspace:
         if not original.is_dir():
             raise ShadowError(f"project root {original} is not a folder")
         run_id = run_id or uuid.uuid4().hex[:12]
-        container = shadows_dir() / f"{_check_relpath(run_id).replace('/', '_')}-{os.getpid()}"
-        container.mkdir(parents=True, exist_ok=False)
-        (container / _OWNER_FILE).write_text(
-            json.dumps({"pid": os.getpid(), "project": str(original), "created": time.time()})
-        )
+        container = new_container(check_relpath(run_id).replace("/", "_"), original)
         toplevel = cls._git_toplevel(original)
         shadow = cls(container, container / "tree", original, toplevel is not None, run_id)
         try:
-            checked = {_check_relpath(rel): text for rel, text in (overlays or {}).items()}
+            checked = {check_relpath(rel): text for rel, text in (overlays or {}).items()}
             if toplevel is not None:
                 shadow._create_from_git(toplevel, checked, max_copy_bytes)
             else:
@@ -172,7 +78,7 @@ class ShadowWorkspace:
         except BaseException:
             shadow.close()
             raise
-        _open_shadows.add(shadow)
+        hold(shadow)
         return shadow
 
     @staticmethod
@@ -180,12 +86,12 @@ class ShadowWorkspace:
         if shutil.which("git") is None:
             return None
         try:
-            inside = _git(path, "rev-parse", "--is-inside-work-tree").strip()
+            inside = git(path, "rev-parse", "--is-inside-work-tree").strip()
         except ShadowError:
             return None
         if inside != b"true":
             return None
-        return Path(_git_text(path, "rev-parse", "--show-toplevel")).resolve()
+        return Path(git_text(path, "rev-parse", "--show-toplevel")).resolve()
 
     def _create_from_git(self, toplevel: Path, overlays: dict[str, str], max_copy_bytes: int) -> None:
         prefix = self.original.relative_to(toplevel).as_posix()
@@ -194,23 +100,23 @@ class ShadowWorkspace:
         self._git_top = top
         self.root = top / self._prefix if self._prefix else top
         head = (
-            _git_text(toplevel, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+            git_text(toplevel, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
             if self._has_head(toplevel)
             else ""
         )
-        _git(self._container, "clone", "--quiet", "--shared", "--no-checkout", str(toplevel), str(top))
-        for key in _CARRIED_CONFIG:
+        git(self._container, "clone", "--quiet", "--shared", "--no-checkout", str(toplevel), str(top))
+        for key in CARRIED_CONFIG:
             with contextlib.suppress(ShadowError):
-                value = _git_text(toplevel, "config", "--get", key)
+                value = git_text(toplevel, "config", "--get", key)
                 if value:
-                    _git(top, "config", key, value)
+                    git(top, "config", key, value)
         if head:
             # Writing the files is the whole cost of a shadow: let git use every core for it.
-            _git(top, "-c", "checkout.workers=0", "-c", "checkout.thresholdForParallelism=500",
+            git(top, "-c", "checkout.workers=0", "-c", "checkout.thresholdForParallelism=500",
                  "checkout", "--quiet", "--detach", head, shadow=True)  # fmt: skip
 
         # The user's uncommitted state, exactly as it is in their working tree.
-        status = _git(
+        status = git(
             self.original, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
             "--ignore-submodules=all", "--", ".",
         )  # fmt: skip
@@ -234,7 +140,7 @@ class ShadowWorkspace:
                             f"the uncommitted and untracked files in {toplevel} exceed "
                             f"{max_copy_bytes // 2**20} MiB; commit or .gitignore the large ones"
                         )
-                _copy_entry(source, target)
+                copy_entry(source, target)
             elif target.is_symlink() or target.is_file():
                 target.unlink()
             touched.append(rel)
@@ -248,10 +154,10 @@ class ShadowWorkspace:
         if touched:
             pathspec = self._container / "pathspec"
             pathspec.write_bytes(b"\0".join(os.fsencode(rel) for rel in dict.fromkeys(touched)))
-            _git(top, "add", "--all", "--force", f"--pathspec-from-file={pathspec}", "--pathspec-file-nul",
+            git(top, "add", "--all", "--force", f"--pathspec-from-file={pathspec}", "--pathspec-file-nul",
                  shadow=True)  # fmt: skip
             pathspec.unlink()
-        _git(top, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "fixloop baseline", shadow=True)
+        git(top, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "fixloop baseline", shadow=True)
         self.root.mkdir(parents=True, exist_ok=True)
 
     def _in_environment(self, toplevel: Path, rel: str) -> bool:
@@ -270,7 +176,7 @@ class ShadowWorkspace:
     @staticmethod
     def _has_head(toplevel: Path) -> bool:
         try:
-            _git(toplevel, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+            git(toplevel, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
         except ShadowError:
             return False
         return True
@@ -292,7 +198,7 @@ class ShadowWorkspace:
             )
         self.root.mkdir(parents=True)
         for rel, path in entries:
-            _copy_entry(path, self.root / rel)
+            copy_entry(path, self.root / rel)
         for rel, text in overlays.items():
             target = self.root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -316,7 +222,7 @@ class ShadowWorkspace:
     def _git_changes(self) -> list[FileChange]:
         assert self._git_top is not None
         top = self._git_top
-        status = _git(
+        status = git(
             self.root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
             "--ignore-submodules=all", "--", ".", shadow=True,
         )  # fmt: skip
@@ -330,11 +236,11 @@ class ShadowWorkspace:
             old = None
             if entry[:2] != b"??":
                 try:
-                    old = _git(top, "show", f"HEAD:{rel}", shadow=True).decode("utf-8")
+                    old = git(top, "show", f"HEAD:{rel}", shadow=True).decode("utf-8")
                 except (ShadowError, UnicodeDecodeError):
                     continue  # not text: nothing the agent could have meant to change
             new_path = top / rel
-            new = _read_text(new_path)
+            new = read_text(new_path)
             if new is None and (new_path.is_symlink() or new_path.exists()):
                 continue  # present but not text
             if old == new:
@@ -348,10 +254,10 @@ class ShadowWorkspace:
         candidates |= self._snapshot.keys() - current.keys()
         result: list[FileChange] = []
         for rel in sorted(candidates):
-            old = self._overlays.get(rel) if rel in self._overlays else _read_text(self.original / rel)
+            old = self._overlays.get(rel) if rel in self._overlays else read_text(self.original / rel)
             if rel not in self._snapshot:
                 old = None
-            new = _read_text(self.root / rel) if rel in current else None
+            new = read_text(self.root / rel) if rel in current else None
             if old != new and not (rel in current and new is None):
                 result.append(FileChange(rel, old, new))
         return result
@@ -367,8 +273,12 @@ class ShadowWorkspace:
         if self._closed:
             return
         self._closed = True
-        _open_shadows.discard(self)
-        _remove_tree(self._container)
+        release(self)
+
+    @property
+    def container(self) -> Path:
+        """The folder holding the tree and the shadow's bookkeeping (removed on close)."""
+        return self._container
 
     def __enter__(self) -> ShadowWorkspace:
         return self
@@ -380,96 +290,6 @@ class ShadowWorkspace:
         return f"ShadowWorkspace(root={self.root!s}, original={self.original!s}, is_git={self.is_git})"
 
 
-@atexit.register
-def _close_open_shadows() -> None:
-    for shadow in list(_open_shadows):
-        with contextlib.suppress(Exception):
-            shadow.close()
-
-
-def clean_stale_shadows() -> int:
-    """Remove shadows left by runs whose process is gone (killed, crashed); returns how many."""
-    base = shadows_dir()
-    if not base.is_dir():
-        return 0
-    removed = 0
-    for container in base.iterdir():
-        if not container.is_dir():
-            continue
-        pid = -1
-        try:
-            pid = int(json.loads((container / _OWNER_FILE).read_text())["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
-            with contextlib.suppress(ValueError):
-                pid = int(container.name.rsplit("-", 1)[-1])
-        if pid == os.getpid() and any(shadow._container == container for shadow in list(_open_shadows)):
-            continue
-        if pid != os.getpid() and pid_alive(pid):
-            continue
-        _remove_tree(container)
-        removed += 1
-    return removed
-
-
 # -- diffs and applying them ----------------------------------------------------------------------
 
 
-def _lines(text: str) -> list[str]:
-    """Split on '\\n' only, keeping it (a '\\r' stays part of its line, as git sees it)."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
-def unified_diff(changes: list[FileChange]) -> str:
-    """A git-style unified diff of `changes` (new and deleted files included)."""
-    out: list[str] = []
-    headers_only: list[str] = []
-    for change in changes:
-        old_lines = _lines(change.old_text or "")
-        new_lines = _lines(change.new_text or "")
-        if old_lines == new_lines:
-            # An empty file created or deleted: only git's extended header can say so, and it must come
-            # after the plain ---/+++ patches (git would read their headers as part of its own).
-            if change.old_text is None or change.new_text is None:
-                kind = "new" if change.old_text is None else "deleted"
-                headers_only.append(f"diff --git a/{change.path} b/{change.path}\n{kind} file mode 100644\n")
-            continue
-        out.append("--- /dev/null\n" if change.old_text is None else f"--- a/{change.path}\n")
-        out.append("+++ /dev/null\n" if change.new_text is None else f"+++ b/{change.path}\n")
-        for line in list(difflib.unified_diff(old_lines, new_lines, n=3, lineterm="\n"))[2:]:
-            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out + headers_only)
-
-
-def apply_changes(root: Path, changes: list[FileChange]) -> None:
-    """Write a proven fix into the user's files; refuses (changing nothing) if any file moved on since."""
-    root = Path(root).resolve()
-    stale: list[str] = []
-    for change in changes:
-        target = root / _check_relpath(change.path)
-        if not target.resolve().is_relative_to(root):
-            raise FixloopError(f"cannot apply the fix: {change.path} is outside {root}")
-        current = _read_text(target)
-        exists = target.exists() or target.is_symlink()
-        if change.old_text is None and exists:
-            stale.append(f"{change.path} now exists")
-        elif change.old_text is not None and current != change.old_text:
-            stale.append(f"{change.path} {'was deleted' if not exists else 'was edited'}")
-    if stale:
-        raise FixloopError(
-            "cannot apply the fix: " + "; ".join(stale) + " since the fix was made; run fixloop again"
-        )
-    for change in changes:
-        target = root / _check_relpath(change.path)
-        if change.new_text is None:
-            target.unlink(missing_ok=True)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.fixloop-tmp")
-        temporary.write_bytes(change.new_text.encode("utf-8", "surrogateescape"))
-        if target.exists():
-            shutil.copymode(target, temporary)
-        os.replace(temporary, target)
