@@ -1,7 +1,9 @@
-"""Neovim 0.7.2 (Debian) and 0.11.4 (PyPI wheel), headless, with client-neovim/lua/fixloop.lua:
+"""Neovim 0.7.2 (Debian) and 0.11.4 (PyPI wheel), headless, with the client-neovim plugin:
 diagnostics after :FixloopRunTests, the quickfix code action fixes the bug against the scripted model,
-$/progress carries the thoughts, the buffer holds the fix and the real test passes after :wall; a
-cancelled run leaves every buffer and file as it was."""
+$/progress carries the thoughts, the buffer holds the fix and the real test passes after :wall, the
+User events carry the FixResult, :FixloopFix completes the failing ids; a cancelled run leaves every
+buffer and file as it was; on 0.11 `vim.lsp.enable('fixloop')` alone works; :checkhealth fixloop and
+:help fixloop."""
 
 from __future__ import annotations
 
@@ -110,6 +112,22 @@ def test_quickfix_code_action_fixes_the_failing_test(
     assert result["disk_before_write"] == CALC_BUGGY  # applied to the buffer only, until :wall
     assert result["disk_after_write"] == CALC_FIXED
     assert pytest_passes(Path(result["project"]), FAILING_TEST)
+    # the plugin's parts around the fix
+    project_uri = Path(result["project"]).as_uri()
+    assert result["client"]["root_dir"] == result["project"]
+    assert result["client"]["python_setting"] == sys.executable  # setup({python}) -> the `python` setting
+    assert result["client"]["init_python"] == sys.executable
+    assert result["completion"] == [FAILING_TEST]
+    assert result["completion_partial"] == [FAILING_TEST]
+    assert result["completion_none"] == []
+    started, finished = (next(e for e in result["events"] if e["name"] == name)
+                         for name in ("FixloopFixStarted", "FixloopFixFinished"))
+    if version != "0.7":  # 0.7 autocmds carry no data
+        assert started["data"]["root"] == project_uri
+        assert started["data"]["testId"] == FAILING_TEST  # the code action went through the plugin
+    assert finished["data"]["status"] == "fixed" and finished["data"]["applied"] is True
+    assert finished["data"]["testIds"] == [FAILING_TEST]
+    assert result["echoed"] >= 3  # no progress UI here: fixloop echoes the thoughts itself
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -131,7 +149,7 @@ def test_cancel_mid_run_leaves_the_buffers_unchanged(
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_a_python_without_fixloop_gets_the_install_hint(
+def test_a_server_python_without_fixloop_gets_the_install_hint(
     e2e_env: E2EEnv, version: str, tmp_path: Path
 ) -> None:
     nvim = nvim_binary(e2e_env, version)
@@ -140,4 +158,67 @@ def test_a_python_without_fixloop_gets_the_install_hint(
         pytest.skip(f"{python} has fixloop installed")
     result = run_nvim(nvim, tmp_path, "missing", {}, python=python)
 
-    assert f"{python} -m pip install fixloop" in result["notes"][0]["msg"]
+    hint = result["notes"][0]["msg"]
+    assert f"{python} -m fixloop serve" in hint and "pipx install" in hint
+    assert "pip install fixloop" not in hint
+    health = "\n".join(result["health"])
+    assert f"{python} -m fixloop serve (from setup()) does not run fixloop" in health
+    assert "pipx install" in health and "pip install fixloop" not in health
+
+
+def test_vim_lsp_enable_alone_fixes_the_test_completed_by_id(
+    e2e_env: E2EEnv, tmp_path: Path, scripted_model_process: Any
+) -> None:
+    nvim = nvim_binary(e2e_env, "0.11")
+    model = scripted_model_process(fix_turns())
+    result = run_nvim(nvim, tmp_path, "enable", model.env())
+
+    assert result["resolved"]["filetypes"] == ["python"]
+    assert result["resolved"]["cmd"][-1] == "serve"
+    project_markers = ["pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"]
+    assert result["resolved"]["root_markers"] == [project_markers, ".git"]
+    assert result["client"]["root_dir"] == result["project"]
+    assert result["loaded_plugin"] and "FixloopFix" in result["commands"]
+    assert result["completion"] == [FAILING_TEST]
+    started, finished = (next(e for e in result["events"] if e["name"] == name)
+                         for name in ("FixloopFixStarted", "FixloopFixFinished"))
+    assert started["data"]["testId"] == FAILING_TEST
+    assert started["data"]["root"] == Path(result["project"]).as_uri()
+    assert finished["data"]["status"] == "fixed" and finished["data"]["applied"] is True
+    assert result["buffer_calc"] == CALC_FIXED and result["disk_after_write"] == CALC_FIXED
+    assert result["ui_progress"] > 0 and result["echoed"] == 0  # a progress UI: no second echo
+    assert pytest_passes(Path(result["project"]), FAILING_TEST)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_checkhealth_reports_the_server_the_client_and_the_endpoint(
+    e2e_env: E2EEnv, version: str, tmp_path: Path
+) -> None:
+    nvim = nvim_binary(e2e_env, version)
+    result = run_nvim(nvim, tmp_path, "health", {})
+
+    health = "\n".join(result["health"])
+    assert f"Neovim {version}." in health
+    assert "fixloop 0.1.0:" in health and "serve (from setup())" in health
+    assert f"root {result['project']}" in health
+    assert version == "0.7" or "server 0.1.0" in health  # serverInfo is kept from 0.10 on
+    assert f"python: {sys.executable} (has pytest)" in health  # the function form, for this root
+    assert result["python_root"] == result["project"]
+    assert "model: scripted" in health and "endpoint: http://127.0.0.1:9/v1" in health
+    assert "does not echo progress: the statusline shows it" in health
+    assert result["ui"] == {"none": None, "fidget": "fidget.nvim",
+                            "autocmd": result["ui"]["autocmd"], "statusline": "the statusline"}
+    assert "autocmd" in result["ui"]["autocmd"]
+    assert result["help"][0] == "fixloop.txt"
+    assert "FixloopFixFinished" in result["help"][1] and "fixloop-lsp-enable" in result["help"][2]
+
+
+def test_the_shipped_help_tags_are_current(e2e_env: E2EEnv, tmp_path: Path) -> None:
+    nvim = nvim_binary(e2e_env, "0.7")
+    doc = REPO_ROOT / "client-neovim" / "doc"
+    (tmp_path / "doc").mkdir()
+    (tmp_path / "doc" / "fixloop.txt").write_bytes((doc / "fixloop.txt").read_bytes())
+    subprocess.run([str(nvim), "--headless", "-u", "NONE", "-i", "NONE", "-c", f"helptags {tmp_path / 'doc'}",
+                    "-c", "qa!"], check=True, capture_output=True, timeout=60)
+    assert (tmp_path / "doc" / "tags").read_text() == (doc / "tags").read_text(), (
+        "regenerate: nvim --headless -u NONE -c 'helptags client-neovim/doc' -c 'qa!'")

@@ -80,6 +80,33 @@ vim.lsp.handlers['window/showMessageRequest'] = function(_, params)
   return vim.NIL
 end
 
+-- the plugin's User events (ev.data on 0.8+; 0.7 has no data, so the module's last_result stands in)
+res.events = {}
+for _, name in ipairs({ 'FixloopFixStarted', 'FixloopFixFinished' }) do
+  vim.api.nvim_create_autocmd('User', {
+    pattern = name,
+    callback = function(ev)
+      local data = ev.data
+      if data == nil and name == 'FixloopFixFinished' then data = require('fixloop').last_result end
+      table.insert(res.events, { name = name, data = vim.deepcopy(data), t = ms() })
+    end,
+  })
+end
+-- progress lines fixloop echoes itself (none while a progress UI is there)
+res.echoed = 0
+local nvim_echo = vim.api.nvim_echo
+vim.api.nvim_echo = function(chunks, history, opts)
+  -- fixloop's progress echo keeps no history (vim.notify and showMessage do)
+  if not history and type(chunks[1]) == 'table' and tostring(chunks[1][1]):find('^fixloop: ') then
+    res.echoed = res.echoed + 1
+  end
+  return nvim_echo(chunks, history, opts)
+end
+
+local function event(name)
+  for _, e in ipairs(res.events) do if e.name == name then return e end end
+end
+
 local function fixloop_diagnostics(bufnr)
   local found = {}
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do
@@ -88,22 +115,38 @@ local function fixloop_diagnostics(bufnr)
   return found
 end
 
-local function start()
-  local fixloop = require('fixloop')
-  fixloop.setup({
-    python = PY,
-    settings = { testCommand = { PY, '-m', 'pytest' }, testTimeout = 60 },
-    on_exit_hook = function(code, signal) res.server_exit = { code = code, signal = signal } end,
-    start_api = os.getenv('FIXLOOP_E2E_START_API') or 'auto',
-  })
-  vim.cmd('edit ' .. vim.fn.fnameescape(WS .. '/tests/test_calc.py'))
-  local bufnr = vim.api.nvim_get_current_buf()
+local function wait_attached(fixloop, bufnr)
   wait('the fixloop client', function()
     local c = fixloop.client(bufnr)
     return c ~= nil and c.initialized ~= false and vim.lsp.buf_is_attached(bufnr, c.id)
   end)
   mark('attached')
+  local client = fixloop.client(bufnr)
+  local settings = client.settings or client.config.settings or {}
+  res.client = { root_dir = client.config.root_dir, cmd = client.config.cmd,
+    python_setting = settings.fixloop and settings.fixloop.python,
+    init_python = type(client.config.init_options) == 'table' and client.config.init_options.python or nil }
+end
+
+local function start(opts)
+  local fixloop = require('fixloop')
+  fixloop.setup(vim.tbl_extend('force', {
+    python = PY, -- the project's interpreter (this venv has pytest)
+    settings = { testCommand = { PY, '-m', 'pytest' }, testTimeout = 60 },
+    on_exit_hook = function(code, signal) res.server_exit = { code = code, signal = signal } end,
+    start_api = os.getenv('FIXLOOP_E2E_START_API') or 'auto',
+  }, opts or {}))
+  vim.cmd('edit ' .. vim.fn.fnameescape(WS .. '/tests/test_calc.py'))
+  local bufnr = vim.api.nvim_get_current_buf()
+  wait_attached(fixloop, bufnr)
   return fixloop, bufnr
+end
+
+-- :FixloopFix <Tab> after the failing tests are known
+local function record_completion()
+  res.completion = vim.fn.getcompletion('FixloopFix ', 'cmdline')
+  res.completion_partial = vim.fn.getcompletion('FixloopFix test_a', 'cmdline')
+  res.completion_none = vim.fn.getcompletion('FixloopFix nothing_like_this', 'cmdline')
 end
 
 local function run_tests(fixloop, bufnr)
@@ -123,6 +166,7 @@ local function scenario_fix()
   local calc = WS .. '/calc.py'
   local before = read(calc)
   local d = run_tests(fixloop, bufnr)
+  record_completion()
   vim.api.nvim_win_set_cursor(0, { d.lnum + 1, 0 })
 
   -- the quickfix code action, chosen through vim.ui.select as a user would
@@ -158,6 +202,7 @@ local function scenario_fix()
     for _, p in ipairs(res.progress) do if p.kind == 'end' then return true end end
     return false
   end)
+  wait('the FixloopFixFinished event', function() return event('FixloopFixFinished') ~= nil end)
   vim.cmd('wall')
   mark('written')
   res.disk_after_write = read(calc)
@@ -206,8 +251,14 @@ local function scenario_cancel()
   end
 end
 
+-- the current buffer's lines after :checkhealth fixloop
+local function checkhealth()
+  vim.cmd('checkhealth fixloop')
+  return vim.api.nvim_buf_get_lines(0, 0, -1, false)
+end
+
 local function scenario_missing()
-  -- a python without fixloop: the server exits at once and fixloop.lua says how to install it
+  -- a server interpreter without fixloop: the server exits at once and the plugin says how to install it
   local notes = {}
   local notify = vim.notify
   vim.notify = function(msg, level, opts)
@@ -215,20 +266,80 @@ local function scenario_missing()
     return notify(msg, level, opts)
   end
   require('fixloop').setup({
-    python = PY,
+    server_python = PY,
     on_exit_hook = function(code, signal) res.exit = { code = code, signal = signal } end,
   })
   vim.cmd('edit ' .. vim.fn.fnameescape(WS .. '/tests/test_calc.py'))
   local ok = vim.wait(TIMEOUT, function() return #notes > 0 end, 20)
   if not ok then error('no message after the server exited: ' .. vim.fn.json_encode(res.exit or {}), 0) end
   res.notes = notes
+  res.health = checkhealth()
+end
+
+local function scenario_enable()
+  -- 0.11+: no setup(), only the lsp/fixloop.lua config the plugin ships, as a user would write it
+  vim.lsp.config('fixloop', {
+    settings = { fixloop = { python = PY, testCommand = { PY, '-m', 'pytest' }, testTimeout = 60 } },
+    on_exit = function(code, signal) res.server_exit = { code = code, signal = signal } end,
+  })
+  vim.lsp.enable('fixloop')
+  -- a progress UI is there (as fidget.nvim would be): fixloop must not echo the lines as well
+  vim.api.nvim_create_autocmd('LspProgress', { callback = function() res.ui_progress = (res.ui_progress or 0) + 1 end })
+  local resolved = vim.lsp.config.fixloop
+  res.resolved = { cmd = resolved.cmd, filetypes = resolved.filetypes, root_markers = resolved.root_markers }
+  local fixloop = require('fixloop')
+  vim.cmd('edit ' .. vim.fn.fnameescape(WS .. '/tests/test_calc.py'))
+  local bufnr = vim.api.nvim_get_current_buf()
+  wait_attached(fixloop, bufnr)
+  res.loaded_plugin = vim.g.loaded_fixloop == true
+  res.commands = vim.tbl_keys(vim.api.nvim_get_commands({}))
+  vim.cmd('FixloopRunTests')
+  wait('fixloop diagnostics', function() return #fixloop_diagnostics(bufnr) > 0 end)
+  record_completion()
+  local calc = WS .. '/calc.py'
+  vim.cmd('FixloopFix ' .. res.completion[1])
+  wait('the FixloopFixFinished event', function() return event('FixloopFixFinished') ~= nil end)
+  mark('finished')
+  res.buffer_calc = buffer_text(calc)
+  vim.cmd('wall')
+  res.disk_after_write = read(calc)
+end
+
+local function scenario_health()
+  -- setup() with `python` as a function of the root; a statusline that shows fixloop's status
+  local progress = require('fixloop.progress')
+  res.ui = { none = progress.ui() or vim.NIL }
+  package.loaded.fidget = {}
+  res.ui.fidget = progress.ui() or vim.NIL
+  package.loaded.fidget = nil
+  local event_name = vim.fn.has('nvim-0.10') == 1 and 'LspProgress' or 'User'
+  local id = vim.api.nvim_create_autocmd(event_name,
+    { pattern = event_name == 'User' and 'LspProgressUpdate' or nil, callback = function() end })
+  res.ui.autocmd = progress.ui() or vim.NIL
+  vim.api.nvim_del_autocmd(id)
+  vim.o.statusline = "%f %{v:lua.require'fixloop'.status()}"
+  res.ui.statusline = progress.ui() or vim.NIL
+  local fixloop, bufnr = start({
+    python = function(root) res.python_root = root; return PY end,
+    settings = { model = 'scripted', baseUrl = 'http://127.0.0.1:9/v1' },
+  })
+  res.health = checkhealth()
+  vim.cmd('help fixloop')
+  res.help = { vim.fn.expand('%:t') }
+  vim.cmd('help FixloopFixFinished')
+  table.insert(res.help, vim.fn.getline('.'))
+  vim.cmd('help fixloop-lsp-enable')
+  table.insert(res.help, vim.fn.getline('.'))
+  res.bufnr = bufnr
+  res.fixloop_loaded = fixloop ~= nil
 end
 
 vim.api.nvim_create_autocmd('VimEnter', {
   once = true,
   nested = true, -- so :edit inside fires FileType (which starts the client)
   callback = function()
-    local scenarios = { fix = scenario_fix, cancel = scenario_cancel, missing = scenario_missing }
+    local scenarios = { fix = scenario_fix, cancel = scenario_cancel, missing = scenario_missing,
+      enable = scenario_enable, health = scenario_health }
     local ok, err = pcall(scenarios[SCENARIO])
     if not ok then return fail(tostring(err)) end
     finish(true)
