@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from fixloop.agent import prompts
 from fixloop.agent.context import Conversation
-from fixloop.agent.protocols import REACT_STOP, format_observation, parse_content
+from fixloop.agent.text_calls import REACT_STOP, format_observation, parse_content
 from fixloop.events import (
     Action,
     Event,

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from fixloop.agent.protocols import (
+from fixloop.agent.text_calls import (
     REACT_STOP,
     ParsedCall,
     ParsedContent,

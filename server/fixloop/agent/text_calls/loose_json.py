@@ -1,0 +1,209 @@
+"""A forgiving JSON reader: JSON as small models write it (single quotes, raw newlines, literals, cut off)."""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any
+
+
+def unquote(s: str) -> str:
+    s = s.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'`":
+        try:
+            value = loads_loose(s) if s[0] != "`" else s[1:-1]
+        except ValueError:
+            return s[1:-1]
+        if isinstance(value, str):
+            return value
+    return s
+
+
+_CLOSERS = {"{": "}", "[": "]", "(": ")"}
+
+
+_STRING_STARTS = frozenset("{[(,:=")
+
+
+def scan(text: str, start: int) -> tuple[int | None, str]:
+    """Find the end of the bracketed value at ``start``, respecting strings.
+
+    Returns ``(end, "")`` for a balanced value, else ``(None, closers)`` where ``closers``
+    would complete a value cut off at the end of the text (empty when it cannot be completed).
+    A quote opens a string only where a value or key may begin, so apostrophes and the
+    unescaped quotes models put in code do not derail the count.
+    """
+    stack: list[str] = []
+    quote = ""
+    prev = ""
+    parens = text[start] == "("  # JSON scans ignore parentheses: code outside a broken string has them
+    i, n = start, len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+                prev = c
+            i += 1
+            continue
+        if c in "\"'" and (prev == "" or prev in _STRING_STARTS):
+            quote = c
+        elif c in _CLOSERS and (parens or c != "("):
+            stack.append(_CLOSERS[c])
+        elif c in ")]}" and (parens or c != ")"):
+            if not stack or stack[-1] != c:
+                return None, ""
+            stack.pop()
+            if not stack:
+                return i + 1, ""
+        if not c.isspace():
+            prev = c
+        i += 1
+    if quote or not stack:
+        return None, ""
+    return None, "".join(reversed(stack))
+
+
+def _closes_string(s: str, j: int) -> bool:
+    """Whether a double quote just before ``j`` plausibly ends a JSON string."""
+    n = len(s)
+    while j < n and s[j] in " \t\n":
+        j += 1
+    if j >= n or s[j] in ":}]":
+        return True
+    if s[j] == ",":
+        j += 1
+        while j < n and s[j] in " \t\n":
+            j += 1
+        return j >= n or s[j] in "\"'}]{["
+    return False
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+_WORDS = {"True": "true", "False": "false", "None": "null"}
+
+
+def _repair(s: str, guess_quotes: bool = False) -> str:
+    """Rewrite near-JSON as JSON: raw control characters and bad escapes inside strings,
+    single-quoted strings, trailing commas, Python's True/False/None; with ``guess_quotes``
+    also escape double quotes that do not look like the end of a string."""
+    out: list[str] = []
+    quote = ""
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if quote:
+            if c == "\\":
+                nxt = s[i + 1] if i + 1 < n else ""
+                if nxt == "'":
+                    out.append("'")
+                    i += 2
+                elif nxt == "u" and len(s) >= i + 6 and all(h in _HEX for h in s[i + 2 : i + 6]):
+                    out.append(s[i : i + 6])
+                    i += 6
+                elif nxt and nxt in '"\\/bfnrt':
+                    out.append(c + nxt)
+                    i += 2
+                else:
+                    out.append("\\\\")
+                    i += 1
+                continue
+            if c == quote:
+                if guess_quotes and quote == '"' and not _closes_string(s, i + 1):
+                    out.append('\\"')
+                else:
+                    out.append('"')
+                    quote = ""
+            elif c == '"':
+                out.append('\\"')
+            elif c == "\n":
+                out.append("\\n")
+            elif c == "\r":
+                out.append("\\r")
+            elif c == "\t":
+                out.append("\\t")
+            elif ord(c) < 0x20:
+                out.append(f"\\u{ord(c):04x}")
+            else:
+                out.append(c)
+            i += 1
+            continue
+        if c in "\"'":
+            quote = c
+            out.append('"')
+            i += 1
+            continue
+        if c == ",":
+            j = i + 1
+            while j < n and s[j].isspace():
+                j += 1
+            if j < n and s[j] in "}]":
+                i += 1
+                continue
+        if c.isalpha() or c == "_":
+            j = i
+            while j < n and (s[j].isalnum() or s[j] == "_"):
+                j += 1
+            word = s[i:j]
+            out.append(_WORDS.get(word, word))
+            i = j
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+class JsonWords(ast.NodeTransformer):
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        value = {"true": True, "false": False, "null": None}.get(node.id, node)
+        return node if value is node else ast.copy_location(ast.Constant(value), node)
+
+
+def _literal(s: str) -> Any:
+    """A Python literal (JSON's true/false/null allowed) as JSON values; sets and bytes are refused."""
+    tree = ast.parse(s.strip(), mode="eval")
+    return as_json(ast.literal_eval(JsonWords().visit(tree).body))
+
+
+def as_json(value: Any) -> Any:
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(str(exc)) from None
+
+
+def loads_loose(s: str) -> Any:
+    """Parse JSON as models write it: strict JSON, then repaired JSON, then a Python literal."""
+    s = s.strip()
+    try:
+        return json.loads(s, strict=False)
+    except ValueError:
+        pass
+    try:
+        return json.loads(_repair(s), strict=False)
+    except ValueError:
+        pass
+    try:
+        return _literal(s)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    try:
+        return json.loads(_repair(s, guess_quotes=True), strict=False)
+    except ValueError:
+        raise ValueError("not JSON") from None
+
+
+def unfence(s: str) -> str:
+    s = s.strip()
+    if s.startswith("```"):
+        nl = s.find("\n")
+        s = s[nl + 1 :] if nl >= 0 else s[3:]
+        s = s.rstrip()
+        if s.endswith("```"):
+            s = s[:-3]
+    return s.strip()
