@@ -26,15 +26,21 @@ local function notify(msg, level)
   vim.schedule(function() vim.notify(msg, level or vim.log.levels.INFO) end)
 end
 
---- The fixloop client attached to `bufnr` (else any fixloop client).
+--- The fixloop client attached to `bufnr`, else the one whose root holds the buffer's file (a file
+--- with diagnostics that is not open), else any fixloop client.
 function M.client(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
-  local any
+  local path = vim.api.nvim_buf_get_name(bufnr)
+  local any, holding
   for _, client in ipairs(compat.fixloop_clients()) do
     any = any or client
     if vim.lsp.buf_is_attached(bufnr, client.id) then return client end
+    local root = client.config.root_dir
+    if root and vim.startswith(path, root .. '/') and (not holding or #root > #holding.config.root_dir) then
+      holding = client
+    end
   end
-  return any
+  return holding or any
 end
 
 --- The workspace folder (a file URI) of `bufnr` for `client`: the innermost folder holding the file,
@@ -207,6 +213,8 @@ local function client_config(bufnr)
   local extra = {
     on_attach = config.options.on_attach,
     on_exit = function(code, signal) M.on_exit(code, signal, cmd) end,
+    -- serverInfo for :checkhealth (kept by Neovim itself from 0.10 on)
+    on_init = function(client, result) client.server_info = client.server_info or result.serverInfo end,
   }
   if bufnr then extra.root_dir = config.root_dir(bufnr) end
   local c = config.client_config(config.options, extra)
