@@ -8,17 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 OUTPUT_CAP = 8 * 1024
-
-
 MESSAGE_CAP = 400
-
-
 TRACEBACK_CAP = 4000
-
-
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Failed)\b")
-
-
 # "ValueError: ...", "json.decoder.JSONDecodeError: ..."
 NAMES_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(: |$)")
 

@@ -28,7 +28,6 @@ REPORT_ENV = "FIXLOOP_REPORT_FILE"
 KILL_GRACE = 0.5
 STACK_DUMP_WAIT = 0.3
 STACK_FILE = "stacks.txt"  # the plugin's faulthandler dump, next to the report
-
 _PLUGIN_SOURCE = Path(__file__).with_name("report_plugin.py")
 
 

@@ -10,15 +10,9 @@ from fixloop.errors import ShadowError
 
 # GIT_OPTIONAL_LOCKS=0: `git status` in the user's repo must not refresh (rewrite) their index.
 _USER_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-
-
 _SHADOW_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}
-
-
 # Only the settings that decide how checked-out bytes look are carried over from the user's repo config.
 CARRIED_CONFIG = ("core.autocrlf", "core.eol", "core.symlinks", "core.filemode", "core.ignorecase")
-
-
 _SHADOW_CONFIG = (
     "-c", "core.hooksPath=/dev/null",
     "-c", "commit.gpgsign=false",

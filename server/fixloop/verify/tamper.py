@@ -10,43 +10,29 @@ from pathlib import PurePosixPath
 from fixloop.result import FileChange
 
 _FIX_THE_CODE = "fix the code under test, not the test"
-
-
 _SKIP = re.compile(
     r"pytest\.mark\.(skip|skipif|xfail)\b|pytest\.(skip|xfail|importorskip)\s*\(|\bimportorskip\s*\("
     r"|unittest\.(skip|skipIf|skipUnless|expectedFailure)\b|@(skip|skipIf|skipUnless|expectedFailure|xfail)\b"
     r"|\.skipTest\s*\("
 )
-
-
 _ASSERT = re.compile(
     r"^\s*assert\b|\bself\.(assert|fail)\w*\s*\(|\.assert_\w+\s*\(|pytest\.(raises|approx|warns|fail)\b"
 )
-
-
 _PATCH = re.compile(
     r"\bmonkeypatch\.(setattr|setitem|delattr|delitem|syspath_prepend)\b|\bmock\.patch\b|@patch\b"
     r"|\bpatch(\.object|\.dict)?\s*\(|\bmocker\.patch\b|\bsetattr\s*\(|\bsys\.modules\["
 )
-
-
 _TEST_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(|^\s*class\s+(Test\w*)\b", re.MULTILINE)
-
-
 # What code under test must never do to make a test "pass".
 _CHEAT = re.compile(
     r"pytest\.(skip|xfail|exit|importorskip)\s*\(|PYTEST_CURRENT_TEST|[\"']pytest[\"']\s+in\s+sys\.modules"
     r"|\bos\._exit\s*\("
 )
-
-
 _CONFIG_SECTIONS = {
     "pyproject.toml": re.compile(r"tool\.pytest(\..*)?"),
     "setup.cfg": re.compile(r"tool:pytest"),
     "tox.ini": re.compile(r"pytest"),
 }
-
-
 _SECTION_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 
 

@@ -16,11 +16,7 @@ from fixloop.agent.text_calls.shapes import (
 )
 
 TAG_OPEN_RE = re.compile(r"<tool_call>", re.I)
-
-
 _TAG_CLOSE_RE = re.compile(r"</tool_call\s*>", re.I)
-
-
 _LEADING_NAME_RE = re.compile(r"([A-Za-z_][\w.-]*)[ \t]*(?=[\n({\[])")
 
 
@@ -66,14 +62,8 @@ def _tag_inner_calls(inner: str) -> list[ParsedCall] | None:
 
 
 _OPEN_FENCE_BEFORE = re.compile(r"```[\w+.-]*[ \t]*\n[ \t]*\Z")
-
-
 _CLOSE_FENCE_AFTER = re.compile(r"[ \t]*\n?[ \t]*```[ \t]*")
-
-
 _JSON_START = re.compile(r"""\{(?=\s*["'}])|\[(?=\s*\{)""")  # where a call object or list can begin
-
-
 _SCAN_BUDGET = 2_000_000  # characters scanned in all, so pathological text cannot stall the loop
 
 

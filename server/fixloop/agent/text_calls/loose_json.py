@@ -20,8 +20,6 @@ def unquote(s: str) -> str:
 
 
 _CLOSERS = {"{": "}", "[": "]", "(": ")"}
-
-
 _STRING_STARTS = frozenset("{[(,:=")
 
 
@@ -83,8 +81,6 @@ def _closes_string(s: str, j: int) -> bool:
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")
-
-
 _WORDS = {"True": "true", "False": "false", "None": "null"}
 
 

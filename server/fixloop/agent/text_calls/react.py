@@ -37,26 +37,12 @@ def _label(words: str) -> re.Pattern[str]:
 
 
 _ACTION_RE = _label(r"Action(?:[ \t]*\d+)?")
-
-
 _INPUT_RE = _label(r"Action[ _]?Input(?:[ \t]*\d+)?")
-
-
 THOUGHT_RE = _label(r"Thought(?:[ \t]*\d+)?")
-
-
 FINAL_RE = _label(r"Final[ _]?Answer")
-
-
 OBSERVATION_RE = _label(r"Observation(?:[ \t]*\d+)?")
-
-
 _ANY_LABEL_RE = _label(r"Thought|Action[ _]?Input|Action|Final[ _]?Answer|Observation")
-
-
 _EMPTY_INPUTS = frozenset({"", "none", "null", "n/a", "nothing", "empty", "{}"})
-
-
 _NO_ACTION = frozenset({"none", "n/a", "na", "nothing", "no action", "null"})
 
 

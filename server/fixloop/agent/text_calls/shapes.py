@@ -19,11 +19,7 @@ class ParsedCall:
 
 
 Found = tuple[int, int, str, list[ParsedCall]]  # start, end, style, calls
-
-
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "action", "function_name", "tool_call")
-
-
 _ARG_KEYS = (
     "arguments",
     "parameters",
@@ -35,13 +31,9 @@ _ARG_KEYS = (
     "kwargs",
     "argument",
 )
-
-
 _NAME_FALLBACK_RE = re.compile(
     r"""["']?(?:name|tool|tool_name|function|action|function_name)["']?\s*:\s*["']([^"'\n]+)["']"""
 )
-
-
 _ARGS_FALLBACK_RE = re.compile("[\"']?(?:" + "|".join(_ARG_KEYS) + ")[\"']?\\s*:\\s*")
 
 

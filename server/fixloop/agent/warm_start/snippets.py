@@ -1,0 +1,120 @@
+"""Snippets of the warm start: line ranges of project files, rendered and fitted into the budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+HEADER = (
+    "Context gathered before your first turn. "
+    "Line numbers are for reference only: quote code without them."
+)
+TRACEBACK_CAP = 1500
+MAX_LINE = 400
+WINDOW = 6  # lines either side of the focus line when a function is too long for the budget
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Lines of one project file to show: a few ranges (a class line and a method, say)."""
+
+    path: str  # relative to the root, '/' separators
+    ranges: tuple[tuple[int, int], ...]
+    note: str
+    focus: int | None = None  # the line that matters most (raised here, failing assertion)
+
+
+@dataclass(frozen=True)
+class Block:
+    text: str
+    shorter: str | None = None  # a smaller form to use when `text` does not fit
+    essential: bool = False  # trimmed to fit rather than left out
+    label: str = ""  # how to name it when left out
+
+
+def merge_ranges(ranges: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    merged: list[tuple[int, int]] = []
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return tuple(merged)
+
+
+def covers(shown: Snippet, snippet: Snippet) -> bool:
+    if shown.path != snippet.path:
+        return False
+    return all(any(lo <= low and high <= hi for lo, hi in shown.ranges) for low, high in snippet.ranges)
+
+
+def ranges_text(ranges: Sequence[tuple[int, int]]) -> str:
+    return ", ".join(str(low) if low == high else f"{low}-{high}" for low, high in ranges)
+
+
+def render(snippet: Snippet, lines: list[str]) -> str:
+    width = max(4, len(str(snippet.ranges[-1][1])))
+    out = [f"### {snippet.path} (lines {ranges_text(snippet.ranges)}) {snippet.note}"]
+    for index, (low, high) in enumerate(snippet.ranges):
+        if index:
+            out.append(f"{'':>{width}} | ...")
+        for number in range(low, min(high, len(lines)) + 1):
+            line = lines[number - 1].rstrip()
+            if len(line) > MAX_LINE:  # generated data or minified code: the start says enough
+                line = line[:MAX_LINE] + " ... (line cut)"
+            out.append(f"{number:>{width}} | {line}".rstrip())
+    return "\n".join(out)
+
+
+def focus_window(snippet: Snippet, lines: list[str]) -> Snippet:
+    """The snippet cut to the focus line's neighbourhood, keeping the ranges' first lines (class, def)."""
+    assert snippet.focus is not None
+    focus = snippet.focus
+    ranges = [(low, low) for low, _ in snippet.ranges]
+    ranges.append((max(1, focus - WINDOW), min(len(lines), focus + WINDOW)))
+    return Snippet(snippet.path, merge_ranges(ranges), snippet.note, focus)
+
+
+def clip_traceback(text: str, cap: int) -> str:
+    if len(text) <= cap:
+        return text
+    lines = text.splitlines()
+    kept: list[str] = []
+    size = 0
+    for line in reversed(lines):  # the end (the E lines) matters most
+        if size + len(line) + 1 > cap - 40:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    return "... (traceback trimmed)\n" + "\n".join(reversed(kept))
+
+
+def assemble(blocks: list[Block], budget: int) -> str:
+    if not blocks:
+        return ""
+    parts = [HEADER]
+    used = len(HEADER)
+    left_out: list[str] = []
+    reserve = 160
+    for block in blocks:
+        room = budget - used - reserve - 2
+        for text in (block.text, block.shorter):
+            if text is not None and len(text) <= room:
+                parts.append(text)
+                used += len(text) + 2
+                break
+        else:
+            if block.essential and room > 200:
+                text = block.text[: room - 20].rsplit("\n", 1)[0] + "\n... (cut for space)"
+                parts.append(text)
+                used += len(text) + 2
+            elif block.label:
+                left_out.append(block.label)
+    if left_out:
+        note = "Left out for space (read_file them if needed): " + "; ".join(left_out)
+        room = budget - used - 2
+        if len(note) > room:
+            note = note[: max(0, room - 3)] + "..."
+        if note.strip("."):
+            parts.append(note)
+    return "\n\n".join(parts)
