@@ -33,12 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--json", action="store_true", help="print the FixResult as JSON instead of the diff")
     fix.add_argument("-q", "--quiet", action="store_true", help="no live view on stderr")
 
-    bench = sub.add_parser("bench", help="run the engine on fixture projects and print figures")
-    bench.add_argument("projects", nargs="*", help="fixture names (default: all with a recorded fix)")
-    _add_run_options(bench)
-    bench.add_argument("--fixtures", type=Path, default=None, help="fixtures folder (default: the repo's)")
-    bench.add_argument("--repeat", type=int, default=1, help="runs per project")
-    bench.add_argument("--json", type=Path, default=None, help="also write the rows to this JSON file")
+    from fixloop.bench.options import add_bench_arguments
+
+    bench = sub.add_parser("bench", help="fix bench cases in one or more modes; an independent judge scores "
+                           "each run; prints the figures (exit 0 when it ran, 2 on bad input)")
+    add_bench_arguments(bench)
+    _add_run_options(bench, root=False)
 
     demo = sub.add_parser("demo", help="fix the bundled demo project through a real LSP session")
     demo.add_argument("--model", default=None, help="model (default: local)")
@@ -53,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root (default: cwd)")
+def _add_run_options(parser: argparse.ArgumentParser, root: bool = True) -> None:
+    if root:
+        parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root (default: cwd)")
     parser.add_argument("--model", help="model name at the endpoint, or `local`")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint URL")
     parser.add_argument("--protocol", choices=["auto", "tools", "text"])
@@ -66,7 +67,8 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     mapping = {"model": "model", "base_url": "baseUrl", "protocol": "protocol", "max_steps": "maxSteps",
-               "attempts": "attempts", "test_timeout": "testTimeout", "allow_test_edits": "allowTestEdits"}
+               "attempts": "attempts", "test_timeout": "testTimeout", "allow_test_edits": "allowTestEdits",
+               "temperature": "temperature"}
     return {key: getattr(args, name) for name, key in mapping.items()
             if getattr(args, name, None) is not None}
 
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "fix":
             return asyncio.run(_fix(args))
         if args.command == "bench":
-            from fixloop.bench import run_bench
+            from fixloop.bench.running import run_bench
 
             return asyncio.run(run_bench(args, _overrides(args)))
         if args.command == "demo":

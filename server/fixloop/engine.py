@@ -69,6 +69,18 @@ class FixRun:
         self.steps = 0
         self.attempts = 0
         self._started = time.monotonic()
+        self._model: ChatModel | None = None
+        self._runner: PytestRunner | None = None
+
+    @property
+    def model_seconds(self) -> float:
+        """Seconds spent waiting for the model so far (also after a run that raised)."""
+        return self._model.seconds if self._model is not None else 0.0
+
+    @property
+    def test_seconds(self) -> float:
+        """Seconds spent running pytest so far (baseline, run_tests, the gate)."""
+        return self._runner.seconds if self._runner is not None else 0.0
 
     @property
     def transcript_path(self) -> Path | None:
@@ -87,7 +99,8 @@ class FixRun:
         return FixResult(run_id=self.run_id, status=status, test_ids=list(self.request.test_ids),
                          summary=summary, seconds=time.monotonic() - self._started,
                          transcript=str(self.transcript_path) if self.transcript_path else None,
-                         steps=self.steps, attempts=self.attempts, **fields)
+                         steps=self.steps, attempts=self.attempts, model_seconds=self.model_seconds,
+                         test_seconds=self.test_seconds, **fields)
 
     def cancelled_result(self) -> FixResult:
         return self._result("cancelled", "cancelled")
@@ -120,7 +133,7 @@ class FixRun:
             await asyncio.to_thread(clean_stale_shadows)
             self.emit(Notice("copying the project into a shadow workspace", 0, "shadow"))
             shadow = await self._create_shadow()
-            runner = PytestRunner(shadow.root, settings.test_command, settings.test_timeout)
+            runner = self._runner = PytestRunner(shadow.root, settings.test_command, settings.test_timeout)
             self.emit(Notice("running the target tests to record the baseline", 0, "baseline"))
             baseline = await record_baseline(runner, request.test_ids)
             failing = [t for t in request.test_ids if t not in baseline.passing]
@@ -132,6 +145,7 @@ class FixRun:
             model = ChatModel(base_url=base_url, model=model_name, api_key=settings.api_key(),
                               timeout=settings.model_timeout, temperature=settings.temperature,
                               stream=settings.stream)
+            self._model = model
             toolbox = build_toolbox(Workspace(shadow.root), runner, default_test_ids=request.test_ids,
                                     output_cap=settings.output_cap,
                                     protect_tests=not settings.allow_test_edits)

@@ -29,6 +29,8 @@ class FixResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    model_seconds: float = 0.0  # waiting for the model (retries included)
+    test_seconds: float = 0.0  # running pytest (baseline, run_tests, the gate)
     transcript: str | None = None
     reasons: list[str] = field(default_factory=list)
 
@@ -49,6 +51,8 @@ class FixResult:
             "attempts": self.attempts,
             "usage": {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens},
             "seconds": round(self.seconds, 3),
+            "modelSeconds": round(self.model_seconds, 3),
+            "testSeconds": round(self.test_seconds, 3),
             "transcript": self.transcript,
             "reasons": list(self.reasons),
         }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +59,7 @@ class ChatModel:
         self.backoff = backoff
         # Sent explicitly: some servers (llama.cpp among them) cut replies short with a small default.
         self.max_output_tokens = max_output_tokens
+        self.seconds = 0.0  # time spent waiting for the endpoint, retries included (the run's figures)
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0,
         )
@@ -69,6 +71,15 @@ class ChatModel:
                        stop: Sequence[str] | None = None,
                        on_delta: Callable[[str], None] | None = None) -> ModelReply:
         """One model turn, retried on 429/5xx/connection errors (Retry-After honoured)."""
+        started = time.monotonic()
+        try:
+            return await self._complete_retried(messages, tools, stop, on_delta)
+        finally:
+            self.seconds += time.monotonic() - started
+
+    async def _complete_retried(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
+                                stop: Sequence[str] | None,
+                                on_delta: Callable[[str], None] | None) -> ModelReply:
         attempt = 0
         while True:
             try:

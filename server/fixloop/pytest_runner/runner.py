@@ -47,10 +47,17 @@ class PytestRunner:
         self.command = _resolve_command(command)
         self.timeout = timeout
         self.env = dict(env) if env is not None else None
+        self.seconds = 0.0  # wall time of every run so far (the run's figures)
 
     async def run(self, test_ids: Sequence[str] = ()) -> TestRun:
         """Run the given node ids (the whole suite when empty); never writes into the project."""
-        test_ids = list(dict.fromkeys(test_ids))
+        started = time.monotonic()
+        try:
+            return await self._run_ids(list(dict.fromkeys(test_ids)))
+        finally:
+            self.seconds += time.monotonic() - started
+
+    async def _run_ids(self, test_ids: list[str]) -> TestRun:
         run = await self._run_once(test_ids)
         if run.exit_code != 4 or run.timed_out:
             return run

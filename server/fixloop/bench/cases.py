@@ -1,0 +1,243 @@
+"""Bench cases: found in folders (case.json, or a fixture project with fixes/NAME.json), subsets, copies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fixloop.bench.process import last_line, run_process
+from fixloop.errors import FixloopError
+
+CASE_FILE = "case.json"
+DEFAULT_TEST_COMMAND = ("python", "-m", "pytest")
+SETUP_TIMEOUT = 900.0
+MAX_DEPTH = 4  # how deep below a named folder cases are looked for
+_NOT_CASES = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache", ".tox"})
+_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.pyc")
+_GIT = ("-c", "user.name=fixloop bench", "-c", "user.email=bench@fixloop.invalid",
+        "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", "-c", "core.hooksPath=/dev/null")
+
+
+class CaseError(FixloopError):
+    """A case folder, case.json or subset file that cannot be used, or a case that cannot be set up."""
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    """One buggy project and the tests that show the bug (see CONTRACT: the bench case format)."""
+
+    name: str
+    folder: Path  # the case folder (holding case.json), or the fixture project itself
+    failing_test_ids: tuple[str, ...]
+    project: str = "."  # the project folder inside the case
+    test_command: tuple[str, ...] = DEFAULT_TEST_COMMAND
+    setup: tuple[str, ...] = ()
+    bug_files: tuple[str, ...] = ()  # for reporting only, never shown to the model
+    kind: str = ""
+    git_init: bool = False  # a fixture project: each copy becomes a repository with one commit
+
+
+# -- finding cases ------------------------------------------------------------------------------------
+
+
+def find_cases(folders: Sequence[Path]) -> list[BenchCase]:
+    """Every case in or under `folders`, in order; raises CaseError for no cases or a broken case.json."""
+    if not folders:
+        raise CaseError("name the case folders: fixloop bench CASES_DIR… "
+                        "(e.g. fixloop bench fixtures/projects)")
+    cases: list[BenchCase] = []
+    for folder in folders:
+        if not folder.is_dir():
+            raise CaseError(f"{folder} is not a folder: give folders of bench cases")
+        found = _cases_under(folder.resolve(), 0)
+        if not found:
+            raise CaseError(f"no bench cases in {folder}: a case is a folder with a {CASE_FILE} "
+                            "(see the README's bench section), or a fixture project with fixes/NAME.json")
+        cases.extend(found)
+    seen: dict[str, Path] = {}
+    for case in cases:
+        if case.name in seen and seen[case.name] != case.folder:
+            raise CaseError(f"two cases are named {case.name!r} ({seen[case.name]} and {case.folder}); "
+                            "case names must be unique")
+        seen[case.name] = case.folder
+    return list({case.name: case for case in cases}.values())
+
+
+def _cases_under(folder: Path, depth: int) -> list[BenchCase]:
+    single = _case_at(folder)
+    if single is not None:
+        return [single]
+    if depth >= MAX_DEPTH:
+        return []
+    found: list[BenchCase] = []
+    for child in sorted(folder.iterdir()):
+        if child.is_dir() and not child.name.startswith(".") and child.name not in _NOT_CASES:
+            found.extend(_cases_under(child, depth + 1))
+    return found
+
+
+def _case_at(folder: Path) -> BenchCase | None:
+    if (folder / CASE_FILE).is_file():
+        return read_case(folder)
+    fix = folder.parent.parent / "fixes" / f"{folder.name}.json"
+    if folder.parent.name == "projects" and fix.is_file():
+        return _fixture_case(folder, fix)
+    return None
+
+
+def read_case(folder: Path) -> BenchCase:
+    """The case in `folder` from its case.json; every problem is named with the file and field."""
+    path = folder / CASE_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CaseError(f"{path}: not readable JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise CaseError(f"{path}: must hold a JSON object")
+    ids = _strings(data, "failing_test_ids", path, required=True)
+    project = data.get("project", ".")
+    if not isinstance(project, str) or Path(project).is_absolute() or ".." in Path(project).parts:
+        raise CaseError(f"{path}: project must be a folder inside the case, got {project!r}")
+    if not (folder / project).is_dir():
+        raise CaseError(f"{path}: project folder {project!r} does not exist")
+    command = _strings(data, "test_command", path) or DEFAULT_TEST_COMMAND
+    kind = data.get("kind", "")
+    return BenchCase(folder.name, folder, ids, project, command, _strings(data, "setup", path),
+                     _strings(data, "bug_files", path), kind if isinstance(kind, str) else "")
+
+
+def _strings(data: dict[str, Any], key: str, path: Path, required: bool = False) -> tuple[str, ...]:
+    value = data.get(key)
+    if value is None and not required:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value) or (
+            required and not value):
+        need = "a non-empty list" if required else "a list"
+        raise CaseError(f"{path}: {key} must be {need} of strings, got {value!r}")
+    return tuple(value)
+
+
+def _fixture_case(folder: Path, fix_path: Path) -> BenchCase:
+    try:
+        fix = json.loads(fix_path.read_text(encoding="utf-8"))
+        ids = tuple(fix["test_ids"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise CaseError(f"{fix_path}: needs test_ids, a list of node ids ({error})") from None
+    files = tuple(dict.fromkeys(edit.get("path", "") for edit in fix.get("edits", [])))
+    return BenchCase(folder.name, folder, ids, bug_files=files, git_init=bool(fix.get("git", True)))
+
+
+def select(cases: list[BenchCase], subset: Path | None) -> list[BenchCase]:
+    """The cases named in the subset file (one name a line, # comments), in the file's order."""
+    if subset is None:
+        return cases
+    try:
+        lines = subset.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise CaseError(f"cannot read the subset file {subset}: {error}") from None
+    names = [name for name in dict.fromkeys(line.split("#", 1)[0].strip() for line in lines) if name]
+    by_name = {case.name: case for case in cases}
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise CaseError(f"{subset}: no case named {', '.join(unknown[:5])}{more} in the folders given")
+    if not names:
+        raise CaseError(f"{subset} names no cases: one case name a line")
+    return [by_name[name] for name in names]
+
+
+# -- fresh copies -------------------------------------------------------------------------------------
+
+
+class CaseCopy:
+    """`async with CaseCopy(case) as root:` a fresh copy of the case (setup done), removed afterwards."""
+
+    def __init__(self, case: BenchCase, *, setup: bool = True) -> None:
+        self.case = case
+        self.run_setup = setup
+        self.container: Path | None = None
+
+    async def __aenter__(self) -> Path:
+        self.container = Path(tempfile.mkdtemp(prefix="fixloop-bench-"))
+        try:
+            root = await asyncio.to_thread(copy_case, self.case, self.container / self.case.name)
+            if self.run_setup:
+                await run_setup(self.case, root)
+        except BaseException:
+            await asyncio.to_thread(shutil.rmtree, self.container, True)
+            raise
+        return root
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self.container is not None:
+            await asyncio.to_thread(shutil.rmtree, self.container, True)
+
+
+def copy_case(case: BenchCase, dest: Path) -> Path:
+    """Copy the case to `dest` (case.json left out) and return the project root inside the copy."""
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        skipped = set(_COPY_IGNORE(directory, names))
+        if Path(directory) == case.folder and CASE_FILE in names:
+            skipped.add(CASE_FILE)
+        return skipped
+
+    shutil.copytree(case.folder, dest, ignore=ignore, symlinks=True)
+    if case.git_init:
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+            subprocess.run(["git", *_GIT, *args], cwd=dest, check=True, capture_output=True)
+    return dest / case.project
+
+
+def copy_top(case: BenchCase, root: Path) -> Path:
+    """The top of a copy, given the project root inside it."""
+    depth = len(Path(case.project).parts) if case.project not in ("", ".") else 0
+    return root.parents[depth - 1] if depth else root
+
+
+def bench_env(root: Path) -> dict[str, str]:
+    """The environment of setup commands and the judge: `python` is the bench's own interpreter."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.pop("PYTEST_ADDOPTS", None)
+    env.pop("PYTEST_CURRENT_TEST", None)
+    env["FIXLOOP_BENCH_PROJECT"] = str(root)
+    return env
+
+
+async def run_setup(case: BenchCase, root: Path) -> None:
+    """Run the case's setup commands in the copy, in order; a failure is a CaseError naming the command."""
+    for command in case.setup:
+        try:
+            done = await run_process(command, cwd=root, env=bench_env(root), limit=SETUP_TIMEOUT)
+        except OSError as error:
+            raise CaseError(f"setup command `{command}` could not start: {error}") from None
+        if done.timed_out:
+            raise CaseError(f"setup command `{command}` took over {SETUP_TIMEOUT:g}s")
+        if done.exit_code != 0:
+            raise CaseError(f"setup command `{command}` failed (exit {done.exit_code}): "
+                            f"{last_line(done.output)}")
+
+
+def resolve_test_command(case: BenchCase, root: Path) -> tuple[str, ...]:
+    """The case's test command with `python` made concrete: the copy's own virtualenv when setup made one
+    (.venv or venv), else the bench's interpreter; the judge and fixloop's runs get the same one."""
+    head, *rest = case.test_command
+    if head in ("python", "python3"):
+        for venv in (".venv", "venv"):
+            for candidate in (root / venv / "bin" / "python", root / venv / "Scripts" / "python.exe"):
+                if candidate.is_file():
+                    return (str(candidate), *rest)
+        return (sys.executable, *rest)
+    if "/" in head and not Path(head).is_absolute():
+        return (str(root / head), *rest)
+    return (head, *rest)

@@ -1,0 +1,87 @@
+"""The ways the bench fixes a case: `react` (fixloop's engine), `oneshot` (one prompt), `sample` (a hook)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from fixloop.bench.cases import BenchCase
+from fixloop.config import Settings
+from fixloop.errors import ConfigError, FixloopError
+
+
+@dataclass(frozen=True)
+class ModeRun:
+    """What one mode produced on a copy of a case: the diff it proposes, whether it claims the diff fixes
+    the case (verified by its own means), its figures, and the error that ended it, if any."""
+
+    claimed: bool
+    diff: str
+    summary: str = ""
+    steps: int = 0
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model_seconds: float = 0.0
+    test_seconds: float = 0.0
+    transcript: str | None = None
+    error: str | None = None
+
+
+Mode = Callable[[BenchCase, Path, Settings], Awaitable[ModeRun]]
+
+
+async def run_react(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
+    """fixloop itself: the ReAct loop with its warm start and verification gate."""
+    from fixloop.engine import FixRequest, FixRun
+
+    run = FixRun(FixRequest(root, case.failing_test_ids), settings)
+    try:
+        result = await run.execute()
+    except FixloopError as error:
+        return ModeRun(False, "", steps=run.steps, attempts=run.attempts, model_seconds=run.model_seconds,
+                       test_seconds=run.test_seconds, error=error.message,
+                       transcript=str(run.transcript_path) if run.transcript_path else None)
+    return ModeRun(result.status == "fixed", result.diff, result.summary, result.steps, result.attempts,
+                   result.prompt_tokens, result.completion_tokens, result.model_seconds, result.test_seconds,
+                   result.transcript)
+
+
+def sampling_available() -> bool:
+    """Whether this fixloop has the sampling strategy (a `strategy` setting) that `--mode sample` runs."""
+    return any(field.name == "strategy" for field in fields(Settings))
+
+
+async def run_sample(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
+    """fixloop with the generate-and-validate strategy: candidates drawn and verified in parallel."""
+    return await run_react(case, root, replace(settings, strategy="sample"))  # type: ignore[call-arg]
+
+
+def _oneshot() -> Mode:
+    from fixloop.bench.oneshot import run_oneshot
+
+    return run_oneshot
+
+
+MODES: dict[str, Callable[[], Mode]] = {
+    "react": lambda: run_react,
+    "oneshot": _oneshot,
+    "sample": lambda: run_sample,
+}
+
+
+def parse_modes(values: Sequence[str] | None) -> tuple[str, ...]:
+    """`--mode a --mode b` or `--mode a,b` as known mode names, in order; react when none is given."""
+    names = [name.strip() for value in (values or ["react"]) for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in MODES]
+    if unknown or not names:
+        raise ConfigError(f"unknown mode {', '.join(unknown) or '(empty)'}: choose from {', '.join(MODES)}")
+    if "sample" in names and not sampling_available():
+        raise ConfigError("--mode sample is not available yet: this fixloop has no sampling strategy "
+                          "(the generate-and-validate issue); use --mode react or --mode oneshot")
+    return tuple(dict.fromkeys(names))
+
+
+def mode(name: str) -> Mode:
+    return MODES[name]()

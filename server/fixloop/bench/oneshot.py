@@ -1,0 +1,95 @@
+"""The `oneshot` baseline: one prompt (failure, warm-start code); the reply's code applied once, unchecked."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from pathlib import Path
+
+from fixloop.agent.code_reply import apply_code_reply, code_blocks
+from fixloop.agent.warm_start import build_warm_start
+from fixloop.bench.cases import BenchCase
+from fixloop.bench.judge import is_test_file
+from fixloop.bench.modes import ModeRun
+from fixloop.config import Settings
+from fixloop.engine import is_local, model_endpoint
+from fixloop.errors import FixloopError
+from fixloop.model.client import ChatModel
+from fixloop.pytest_runner import PytestRunner
+from fixloop.result import FileChange
+from fixloop.shadow import unified_diff
+from fixloop.transcript import Transcript
+
+SYSTEM = ("You are an expert Python engineer. You fix bugs in the user's code so that the failing tests "
+          "pass. The tests are right: never change them.")
+ASK = """Reply with the corrected code: each function or method you change, whole (from its `def` line, \
+decorators included, to its end), in a ```python block, without line numbers. Put the file's path on the \
+line before each block. For example:
+
+path/to/module.py
+```python
+def the_function(argument):
+    ...
+```"""
+_SHOWN = re.compile(r"^### (\S+\.py) \(lines ", re.MULTILINE)
+
+
+def oneshot_prompt(test_ids: tuple[str, ...], warm_start: str) -> str:
+    which = "test" if len(test_ids) == 1 else "tests"
+    parts = (f"The failing {which}: {', '.join(test_ids)}", warm_start.strip(), ASK)
+    return "\n\n".join(part for part in parts if part)
+
+
+def _code_files(root: Path, paths: list[str]) -> dict[str, str]:
+    """The texts of the named project files that are code, not tests."""
+    files = {}
+    for rel in dict.fromkeys(paths):
+        path = (root / rel).resolve()
+        if is_test_file(rel) or not path.is_relative_to(root.resolve()) or not path.is_file():
+            continue
+        try:
+            files[rel] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return files
+
+
+async def run_oneshot(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
+    """One model call; its code applied by AST to the files the prompt showed (or the reply names)."""
+    run_id = uuid.uuid4().hex[:12]
+    transcript = Transcript.open(run_id, {"mode": "oneshot", "root": str(root), "model": settings.model,
+                                          "test_ids": list(case.failing_test_ids)})
+    runner = PytestRunner(root, settings.test_command, settings.test_timeout)
+    model: ChatModel | None = None
+    tokens = (0, 0)
+    try:
+        failing = await runner.run(case.failing_test_ids)
+        warm = await asyncio.to_thread(build_warm_start, root, failing, list(case.failing_test_ids))
+        prompt = oneshot_prompt(case.failing_test_ids, warm)
+        base_url, name = await model_endpoint(settings)
+        model = ChatModel(base_url=base_url, model=name, api_key=settings.api_key(), stream=settings.stream,
+                          timeout=settings.model_timeout, temperature=settings.temperature)
+        transcript.write("prompt", system=SYSTEM, user=prompt, local=is_local(settings))
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
+        reply = await model.complete(messages)
+        tokens = (reply.prompt_tokens, reply.completion_tokens)
+        transcript.write("reply", text=reply.content, finish_reason=reply.finish_reason,
+                         prompt_tokens=tokens[0], completion_tokens=tokens[1])
+        shown = _SHOWN.findall(warm) + [block.path for block in code_blocks(reply.content) if block.path]
+        files = await asyncio.to_thread(_code_files, root, shown)
+        edit = apply_code_reply(reply.content, files)
+        changes = [FileChange(path, files[path], text) for path, text in sorted(edit.files.items())]
+        diff = unified_diff(changes)
+        summary = "; ".join(edit.applied) or "; ".join(edit.problems) or "no edit"
+        transcript.write("result", diff=diff, applied=list(edit.applied), problems=list(edit.problems))
+        return ModeRun(False, diff, summary, 1, 0, *tokens, model.seconds, runner.seconds,
+                       str(transcript.path))
+    except FixloopError as error:
+        transcript.write("error", message=error.message)
+        return ModeRun(False, "", "", 1 if model else 0, 0, *tokens, model.seconds if model else 0.0,
+                       runner.seconds, str(transcript.path), error=error.message)
+    finally:
+        if model is not None:
+            await asyncio.shield(model.close())
+        transcript.close()

@@ -1,0 +1,66 @@
+"""The command line of `fixloop bench`: its own options, validated into one object before anything runs."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from fixloop.bench.cases import BenchCase, find_cases, select
+from fixloop.bench.modes import parse_modes
+from fixloop.bench.report import check_report_path
+from fixloop.bench.store import default_results_path
+from fixloop.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """The bench's own options (the model and loop settings travel as setting overrides)."""
+
+    cases: tuple[BenchCase, ...]
+    modes: tuple[str, ...]
+    repeat: int
+    jobs: int
+    results: Path
+    fresh: bool
+    report: Path | None
+    judge_test_timeout: float
+    judge_timeout: float
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> BenchOptions:
+        """Validated options; every bad value is a ConfigError naming it (exit 2)."""
+        for name, value in (("--jobs", args.jobs), ("--repeat", args.repeat)):
+            if value < 1:
+                raise ConfigError(f"{name} must be at least 1, got {value}")
+        for name, value in (("--judge-test-timeout", args.judge_test_timeout),
+                            ("--judge-timeout", args.judge_timeout)):
+            if value <= 0:
+                raise ConfigError(f"{name} must be a positive number of seconds, got {value:g}")
+        if args.subset is not None and not args.subset.is_file():
+            raise ConfigError(f"--subset {args.subset} is not a file: give a text file of case names")
+        check_report_path(args.report)
+        modes = parse_modes(args.mode)
+        cases = tuple(select(find_cases(args.cases), args.subset))
+        return cls(cases, modes, args.repeat, args.jobs, args.results or default_results_path(), args.fresh,
+                   args.report, args.judge_test_timeout, args.judge_timeout)
+
+
+def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    """The bench's own command-line options (the run options are added by the CLI)."""
+    parser.add_argument("cases", nargs="*", type=Path, metavar="CASES_DIR",
+                        help="a case folder (with case.json), a folder of them, or fixtures/projects")
+    parser.add_argument("--subset", type=Path, help="text file of case names to run, one a line")
+    parser.add_argument("--mode", action="append", metavar="MODE",
+                        help="react (default), oneshot or sample; repeat or comma-separate for several")
+    parser.add_argument("--jobs", type=int, default=1, help="runs in parallel, each in its own copy")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per case and mode")
+    parser.add_argument("--results", type=Path, help="JSONL results file to append to and resume from "
+                                                     "(default: under the user cache folder)")
+    parser.add_argument("--fresh", action="store_true", help="run everything again, ignoring earlier results")
+    parser.add_argument("--report", type=Path, help="also write the tables to this .html or .md file")
+    parser.add_argument("--judge-test-timeout", type=float, default=60.0,
+                        help="seconds one test may take in the judge's run (default 60)")
+    parser.add_argument("--judge-timeout", type=float, default=600.0,
+                        help="seconds the judge's whole-suite run may take (default 600)")
+    parser.add_argument("--temperature", type=float, help="sampling temperature of the model")

@@ -1,0 +1,123 @@
+"""`fixloop bench`: every case × mode × repeat in its own copy, N at a time, judged, recorded, resumable."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fixloop.bench.cases import BenchCase, CaseCopy, resolve_test_command
+from fixloop.bench.judge import Judge, Verdict
+from fixloop.bench.modes import ModeRun, mode
+from fixloop.bench.options import BenchOptions
+from fixloop.bench.report import write_report
+from fixloop.bench.store import ResultsStore, RunRecord, run_key
+from fixloop.bench.table import bench_text
+from fixloop.config import load_settings
+from fixloop.engine import is_local
+from fixloop.errors import FixloopError
+
+EXIT_RAN, EXIT_BAD_INPUT = 0, 2
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One run to do: a case, a mode, the repeat's number."""
+
+    case: BenchCase
+    mode: str
+    repeat: int
+
+
+async def run_unit(unit: Unit, overrides: Mapping[str, Any], model: str, judge: Judge) -> RunRecord:
+    """Copy the case, run the mode on the copy, judge its diff; every failure becomes a status."""
+    case = unit.case
+    started = time.monotonic()
+    baseline = await judge.baseline(case)
+    if baseline.problem:
+        outcome = ModeRun(False, "", error=f"the case cannot be judged: {baseline.problem}")
+    else:
+        try:
+            async with CaseCopy(case) as root:
+                command = list(resolve_test_command(case, root))
+                settings = load_settings(root, {**overrides, "testCommand": command})
+                outcome = await mode(unit.mode)(case, root, settings)
+        except FixloopError as error:
+            outcome = ModeRun(False, "", error=error.message)
+        except Exception as error:  # one broken run must not end the bench: it is an error row
+            log.exception("bench run of %s in mode %s failed", case.name, unit.mode)
+            outcome = ModeRun(False, "", error=f"internal error: {type(error).__name__}: {error}")
+    wall = time.monotonic() - started
+    if outcome.error:
+        verdict = Verdict("error", outcome.error)
+    else:
+        verdict = await judge.judge(case, outcome.diff, claimed=outcome.claimed)
+    return RunRecord(
+        case.name, unit.mode, unit.repeat, model, verdict.status, outcome.claimed, verdict.note,
+        outcome.summary[:300], outcome.steps, outcome.attempts, outcome.prompt_tokens,
+        outcome.completion_tokens, outcome.model_seconds, outcome.test_seconds, wall, verdict.seconds,
+        outcome.transcript, outcome.diff[:20_000], case.kind)
+
+
+def _line(done: int, total: int, record: RunRecord) -> str:
+    note = f"  {record.note}" if record.status != "fixed" and record.note else ""
+    return (f"[{done}/{total}] {record.case} {record.mode}#{record.repeat}: {record.status}  "
+            f"steps={record.steps} tokens={record.prompt_tokens}+{record.completion_tokens} "
+            f"model={record.model_seconds:.1f}s tests={record.test_seconds:.1f}s "
+            f"wall={record.wall_seconds:.1f}s{note}")[:400]
+
+
+async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[RunRecord]:
+    """Run what is not in the results file yet; return every run's record, finished before or now."""
+    settings = load_settings(Path.cwd(), overrides)
+    settings.require_model()
+    store = ResultsStore(options.results)
+    store.check_writable()
+    finished = {} if options.fresh else store.load()
+    units = [Unit(case, name, repeat) for case in options.cases for repeat in range(1, options.repeat + 1)
+             for name in options.modes]
+    key = lambda unit: run_key(unit.case.name, unit.mode, unit.repeat, settings.model)  # noqa: E731
+    todo = [unit for unit in units if key(unit) not in finished]
+    skipped = len(units) - len(todo)
+    print(f"bench: {len(options.cases)} case(s) x {len(options.modes)} mode(s) x {options.repeat} repeat(s) "
+          f"= {len(units)} run(s), {options.jobs} at a time; results in {options.results}"
+          + (f"; {skipped} finished before, skipped (--fresh to run them again)" if skipped else ""),
+          flush=True)
+    judge = Judge(test_timeout=options.judge_test_timeout, run_timeout=options.judge_timeout)
+    slots = asyncio.Semaphore(options.jobs)
+    new: dict[tuple[str, str, int, str], RunRecord] = {}
+
+    async def one(unit: Unit) -> None:
+        async with slots:
+            record = store.append(await run_unit(unit, overrides, settings.model, judge))
+        new[record.key] = record
+        print(_line(len(new), len(todo), record), flush=True)
+
+    try:
+        await asyncio.gather(*(one(unit) for unit in todo))
+    finally:
+        if is_local(settings):
+            from fixloop.model.local import stop_local_server
+
+            await asyncio.shield(stop_local_server())
+    return [new.get(key(unit)) or finished[key(unit)] for unit in units]
+
+
+async def run_bench(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    """The `fixloop bench` command. Exit 0 when the bench ran (whatever the fix rate), 2 on bad input."""
+    options = BenchOptions.from_args(args)
+    records = await bench(options, overrides)
+    print("\n" + bench_text(records, options.modes), flush=True)
+    if options.report is not None:
+        title = f"fixloop bench: {records[0].model if records else ''}, {len(options.cases)} case(s)"
+        write_report(options.report, records, options.modes, title)
+        print(f"\nreport: {options.report}", flush=True)
+    sys.stdout.flush()
+    return EXIT_RAN

@@ -1,0 +1,107 @@
+"""Bench results as JSON lines, one finished run a line, appended as runs finish, so a bench resumes."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import platformdirs
+
+from fixloop.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One finished run of one case in one mode, as the judge scored it."""
+
+    case: str
+    mode: str
+    repeat: int  # 1-based
+    model: str
+    status: str  # fixed | claimed_but_wrong | not_fixed | error | timeout
+    claimed: bool = False  # the mode said its fix works
+    note: str = ""  # the judge's reason, or the error
+    summary: str = ""  # the mode's own summary
+    steps: int = 0
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model_seconds: float = 0.0
+    test_seconds: float = 0.0
+    wall_seconds: float = 0.0  # copy, setup and the mode's run (the judge not included)
+    judge_seconds: float = 0.0
+    transcript: str | None = None
+    diff: str = ""
+    kind: str = ""
+    finished: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        return run_key(self.case, self.mode, self.repeat, self.model)
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        for name in ("model_seconds", "test_seconds", "wall_seconds", "judge_seconds"):
+            data[name] = round(data[name], 2)
+        return data
+
+
+def run_key(case: str, mode: str, repeat: int, model: str) -> tuple[str, str, int, str]:
+    return case, mode, repeat, model
+
+
+_FIELDS = {field.name for field in fields(RunRecord)}
+
+
+def default_results_path() -> Path:
+    return Path(platformdirs.user_cache_dir("fixloop")) / "bench" / "results.jsonl"
+
+
+class ResultsStore:
+    """A bench's JSONL file: the last record of each (case, mode, repeat, model) is the one that counts."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        if path.exists() and not path.is_file():
+            raise ConfigError(f"--results {path} is not a file")
+
+    def check_writable(self) -> None:
+        """Fail before a long bench, not after it, when the file cannot be written."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8"):
+                pass
+        except OSError as error:
+            reason = error.strerror or error
+            raise ConfigError(f"cannot write the results file {self.path}: {reason}") from None
+
+    def load(self) -> dict[tuple[str, str, int, str], RunRecord]:
+        """The finished runs in the file (unreadable lines, e.g. cut by a kill, are skipped)."""
+        records: dict[tuple[str, str, int, str], RunRecord] = {}
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return records
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError(f"cannot read the results file {self.path}: {error}") from None
+        for line in lines:
+            try:
+                data = json.loads(line)
+                record = RunRecord(**{key: value for key, value in data.items() if key in _FIELDS})
+            except (ValueError, TypeError):
+                continue
+            records[record.key] = record
+        return records
+
+    def append(self, record: RunRecord) -> RunRecord:
+        """Write one finished run at once (flushed), stamped with the time it finished."""
+        stamped = RunRecord(**{**record.to_json(), "finished": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(stamped.to_json(), ensure_ascii=False) + "\n")
+        except OSError as error:
+            raise ConfigError(f"cannot write the results file {self.path}: {error}") from None
+        return stamped

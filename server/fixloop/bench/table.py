@@ -1,0 +1,150 @@
+"""The bench's figures: one row per case and mode, totals per mode side by side, as plain-text tables."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from fixloop.bench.store import RunRecord
+
+STATUS_ORDER = ("fixed", "claimed_but_wrong", "not_fixed", "error", "timeout")
+CASE_COLUMNS = ("case", "mode", "status", "steps", "attempts", "prompt tok", "completion tok", "model s",
+                "test s", "wall s")
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """One case in one mode over its repeats: the status (or the success rate) and median figures."""
+
+    case: str
+    mode: str
+    status: str
+    fixed: int
+    runs: int
+    steps: float
+    attempts: float
+    prompt_tokens: float
+    completion_tokens: float
+    model_seconds: float
+    test_seconds: float
+    wall_seconds: float
+    note: str
+    transcripts: tuple[str, ...]
+
+    def cells(self) -> tuple[str, ...]:
+        return (self.case, self.mode, self.status, _number(self.steps), _number(self.attempts),
+                _number(self.prompt_tokens), _number(self.completion_tokens), _seconds(self.model_seconds),
+                _seconds(self.test_seconds), _seconds(self.wall_seconds))
+
+
+def _median(records: Sequence[RunRecord], value: Callable[[RunRecord], float]) -> float:
+    return statistics.median(value(record) for record in records) if records else 0.0
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def case_rows(records: Sequence[RunRecord]) -> list[CaseRow]:
+    """Rows in the order the records' cases and modes first appear."""
+    groups: dict[tuple[str, str], list[RunRecord]] = {}
+    for record in records:
+        groups.setdefault((record.case, record.mode), []).append(record)
+    rows = []
+    for (case, mode), runs in groups.items():
+        fixed = sum(run.status == "fixed" for run in runs)
+        statuses = {run.status for run in runs}
+        status = runs[0].status if len(statuses) == 1 else f"fixed {fixed}/{len(runs)}"
+        rows.append(CaseRow(
+            case, mode, status, fixed, len(runs), _median(runs, lambda r: r.steps),
+            _median(runs, lambda r: r.attempts), _median(runs, lambda r: r.prompt_tokens),
+            _median(runs, lambda r: r.completion_tokens), _median(runs, lambda r: r.model_seconds),
+            _median(runs, lambda r: r.test_seconds), _median(runs, lambda r: r.wall_seconds),
+            next((run.note for run in reversed(runs) if run.status != "fixed"), runs[-1].note),
+            tuple(run.transcript for run in runs if run.transcript)))
+    return rows
+
+
+def mode_totals(records: Sequence[RunRecord], modes: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """(figure, one value per mode) lines: runs, each status, fix rate, medians, totals."""
+    by_mode = {mode: [record for record in records if record.mode == mode] for mode in modes}
+
+    def line(label: str, value: Callable[[list[RunRecord]], str]) -> tuple[str, list[str]]:
+        return label, [value(by_mode[mode]) for mode in modes]
+
+    def count(status: str) -> Callable[[list[RunRecord]], str]:
+        return lambda runs: str(sum(run.status == status for run in runs))
+
+    def rate(runs: list[RunRecord]) -> str:
+        fixed = sum(run.status == "fixed" for run in runs)
+        return f"{fixed}/{len(runs)} = {100 * fixed / len(runs):.0f}%" if runs else "-"
+
+    def fixed_median(value: Callable[[RunRecord], float]) -> Callable[[list[RunRecord]], str]:
+        def figure(runs: list[RunRecord]) -> str:
+            fixed = [run for run in runs if run.status == "fixed"]
+            return _number(round(_median(fixed, value), 1)) if fixed else "-"
+        return figure
+
+    return [
+        line("runs", lambda runs: str(len(runs))),
+        line("fix rate", rate),
+        *(line(status, count(status)) for status in STATUS_ORDER),
+        line("median steps", lambda runs: _number(_median(runs, lambda r: r.steps))),
+        line("median prompt tokens", lambda runs: _number(_median(runs, lambda r: r.prompt_tokens))),
+        line("median completion tokens", lambda runs: _number(_median(runs, lambda r: r.completion_tokens))),
+        line("median model s", lambda runs: _seconds(_median(runs, lambda r: r.model_seconds))),
+        line("median test s", lambda runs: _seconds(_median(runs, lambda r: r.test_seconds))),
+        line("median wall s", lambda runs: _seconds(_median(runs, lambda r: r.wall_seconds))),
+        line("median tokens, fixed runs", fixed_median(lambda r: r.prompt_tokens + r.completion_tokens)),
+        line("median wall s, fixed runs", fixed_median(lambda r: r.wall_seconds)),
+        line("total tokens", lambda runs: _number(sum(r.prompt_tokens + r.completion_tokens for r in runs))),
+        line("total wall s", lambda runs: _seconds(sum(r.wall_seconds for r in runs))),
+    ]
+
+
+def status_matrix(records: Sequence[RunRecord], modes: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """(case, its status in each mode) for comparing modes case by case."""
+    rows = {(row.case, row.mode): row.status for row in case_rows(records)}
+    cases = list(dict.fromkeys(record.case for record in records))
+    return [(case, [rows.get((case, mode), "-") for mode in modes]) for case in cases]
+
+
+def uniquely_fixed(records: Sequence[RunRecord], modes: Sequence[str]) -> dict[str, list[str]]:
+    """Per mode, the cases it fixed (in at least one repeat) that no other mode fixed."""
+    fixed = {mode: {r.case for r in records if r.mode == mode and r.status == "fixed"} for mode in modes}
+    return {mode: sorted(fixed[mode] - set().union(*(fixed[m] for m in modes if m != mode)))
+            for mode in modes}
+
+
+def render(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A plain-text table, columns padded; numbers right-aligned."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=True)]
+
+    def fmt(cells: Sequence[str]) -> str:
+        parts = [cell.rjust(width) if _numeric(cell) else cell.ljust(width)
+                 for cell, width in zip(cells, widths, strict=True)]
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([fmt(header), fmt(["-" * width for width in widths]), *(fmt(row) for row in rows)])
+
+
+def _numeric(cell: str) -> bool:
+    return bool(cell) and cell.replace(",", "").replace(".", "").replace("%", "").isdigit()
+
+
+def bench_text(records: Sequence[RunRecord], modes: Sequence[str]) -> str:
+    """Everything the terminal shows at the end: per case, per mode side by side, the comparison."""
+    parts = [render(CASE_COLUMNS, [row.cells() for row in case_rows(records)])]
+    parts.append(render(["", *modes], [[label, *values] for label, values in mode_totals(records, modes)]))
+    if len(modes) > 1:
+        parts.append(render(["case", *modes], [[case, *values] for case, values in
+                                               status_matrix(records, modes)]))
+        unique = uniquely_fixed(records, modes)
+        parts.append("\n".join(f"fixed only by {mode}: {', '.join(cases) or 'none'}"
+                               for mode, cases in unique.items()))
+    return "\n\n".join(parts)
