@@ -16,12 +16,12 @@ from typing import Any
 
 from fixloop.bench.process import last_line, run_process
 from fixloop.errors import FixloopError
+from fixloop.project import SKIPPED_DIRS
 
 CASE_FILE = "case.json"
 DEFAULT_TEST_COMMAND = ("python", "-m", "pytest")
 SETUP_TIMEOUT = 900.0
 MAX_DEPTH = 4  # how deep below a named folder cases are looked for
-_NOT_CASES = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache", ".tox"})
 _COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.pyc")
 _GIT = ("-c", "user.name=fixloop bench", "-c", "user.email=bench@fixloop.invalid",
         "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", "-c", "core.hooksPath=/dev/null")
@@ -80,7 +80,7 @@ def _cases_under(folder: Path, depth: int) -> list[BenchCase]:
         return []
     found: list[BenchCase] = []
     for child in sorted(folder.iterdir()):
-        if child.is_dir() and not child.name.startswith(".") and child.name not in _NOT_CASES:
+        if child.is_dir() and not child.name.startswith(".") and child.name not in SKIPPED_DIRS:
             found.extend(_cases_under(child, depth + 1))
     return found
 

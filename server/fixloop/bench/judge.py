@@ -21,15 +21,13 @@ from fixloop.bench.cases import (
 )
 from fixloop.bench.judge_plugin import REPORT_ENV, TIMEOUT_ENV
 from fixloop.bench.process import last_line, run_process
-from fixloop.tools.workspace import is_test_path
+from fixloop.project import is_test_path, walk
 
 PLUGIN_MODULE = "fixloop_bench_judge"
 STATUSES = ("fixed", "claimed_but_wrong", "not_fixed", "error", "timeout")
 # Test configuration: put back from the original case whatever the diff did to it.
 TEST_CONFIG = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini",
                          "setup.cfg", "pyproject.toml", "sitecustomize.py", "usercustomize.py"})
-_SKIPPED = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache", ".tox",
-                      ".mypy_cache", ".ruff_cache"})
 _PHASE_RANK = {"timeout": 5, "error": 4, "failed": 3, "xfailed": 2, "skipped": 1, "passed": 0}
 
 
@@ -236,13 +234,8 @@ async def apply_diff(root: Path, top: Path, diff: str) -> str | None:
 
 
 def _files(root: Path) -> set[str]:
-    found = set()
-    for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = [name for name in dirnames if name not in _SKIPPED
-                       and not os.path.exists(os.path.join(directory, name, "pyvenv.cfg"))]
-        base = Path(directory).relative_to(root)
-        found.update((base / name).as_posix() for name in filenames)
-    return found
+    """Every file of a project (the project model's walk: no VCS, caches or environments)."""
+    return {rel for rel, path in walk(root) if not path.is_dir()}
 
 
 def restore_tests(original: Path, root: Path) -> tuple[str, ...]:
