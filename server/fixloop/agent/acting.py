@@ -1,0 +1,74 @@
+"""Carrying out one turn's calls: read-only calls run together, the rest in order; repeated calls noticed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from fixloop.agent import prompts
+from fixloop.agent.call_protocols import ToolCall
+from fixloop.tools.base import ToolResult
+
+DURATION = re.compile(r"\b\d+(\.\d+)?\s?m?s\b")  # "in 0.91s" differs between otherwise equal runs
+SKIPPED = ToolResult("not run: it came after submit")
+
+
+class ToolboxLike(Protocol):
+    """What the loop needs of `fixloop.tools.Toolbox`."""
+
+    names: list[str]
+
+    def schemas(self, compact: bool = False) -> list[dict[str, Any]]: ...
+    def text_descriptions(self) -> str: ...
+    def is_read_only(self, name: str) -> bool: ...
+    async def call(self, name: str, arguments: str | dict[str, Any] | None) -> ToolResult: ...
+
+
+async def run_calls(toolbox: ToolboxLike, calls: Sequence[ToolCall]) -> list[ToolResult]:
+    """Read-only calls run concurrently, writes and test runs in order; results in the model's order.
+
+    Calls after a submit are not run.
+    """
+    results: list[ToolResult] = [SKIPPED] * len(calls)
+    batch: list[int] = []
+
+    async def flush() -> None:
+        outputs = await asyncio.gather(*(toolbox.call(calls[i].name, calls[i].arguments) for i in batch))
+        for i, output in zip(batch, outputs, strict=True):
+            results[i] = output
+        batch.clear()
+
+    for index, call in enumerate(calls):
+        if toolbox.is_read_only(call.name):
+            batch.append(index)
+            continue
+        await flush()
+        results[index] = await toolbox.call(call.name, call.arguments)
+        if results[index].submitted is not None:
+            break
+    await flush()
+    return results
+
+
+class StuckWatch:
+    """Counts each (call, result) pair: the same one again earns a nudge, more often a stop."""
+
+    def __init__(self, nudge_at: int, stop_at: int) -> None:
+        self.nudge_at = nudge_at
+        self.stop_at = stop_at
+        self._seen: Counter[str] = Counter()
+
+    def observe(self, call: ToolCall, text: str) -> tuple[str, str | None]:
+        """The observation text (with a nudge when repeated) and why to stop, if it is time to."""
+        key = json.dumps([call.name, call.shown_arguments(), DURATION.sub("", text)], sort_keys=True)
+        self._seen[key] += 1
+        seen = self._seen[key]
+        if seen >= self.stop_at:
+            return text, f"stuck: the same {call.name} call gave the same result {seen} times"
+        if seen >= self.nudge_at:
+            return f"{text}\n\n{prompts.STUCK_NUDGE}", None
+        return text, None
