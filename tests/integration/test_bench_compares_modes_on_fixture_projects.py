@@ -14,9 +14,8 @@ import pytest
 from fixloop.testing.scripted_model import ScriptedModelServer
 from support import PROJECTS_DIR, fix_script
 
-ONESHOT_REPLY = """factorial adds instead of multiplying.
+ONESHOT_REPLY = """factorial adds instead of multiplying. The corrected function:
 
-mathutils.py
 ```python
 def factorial(n: int) -> int:
     result = 1

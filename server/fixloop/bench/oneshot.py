@@ -32,7 +32,7 @@ path/to/module.py
 def the_function(argument):
     ...
 ```"""
-_SHOWN = re.compile(r"^### (\S+\.py) \(lines ", re.MULTILINE)
+_MENTIONED = re.compile(r"[\w./-]+\.py\b")  # files the prompt shows or names (tests are left out later)
 
 
 def oneshot_prompt(test_ids: tuple[str, ...], warm_start: str) -> str:
@@ -42,14 +42,19 @@ def oneshot_prompt(test_ids: tuple[str, ...], warm_start: str) -> str:
 
 
 def _code_files(root: Path, paths: list[str]) -> dict[str, str]:
-    """The texts of the named project files that are code, not tests."""
+    """The texts of the named project files that are code, not tests, by path relative to `root`."""
+    top = root.resolve()
     files = {}
-    for rel in dict.fromkeys(paths):
-        path = (root / rel).resolve()
-        if is_test_file(rel) or not path.is_relative_to(root.resolve()) or not path.is_file():
+    for named in dict.fromkeys(paths):
+        path = (top / named).resolve()
+        if not path.is_relative_to(top) or not path.is_file():
+            continue
+        rel = path.relative_to(top).as_posix()
+        if rel in files or is_test_file(rel):
             continue
         try:
-            files[rel] = path.read_text(encoding="utf-8")
+            with path.open(encoding="utf-8", newline="") as file:  # CRLF kept: the diff must apply
+                files[rel] = file.read()
         except (OSError, UnicodeDecodeError):
             continue
     return files
@@ -76,7 +81,7 @@ async def run_oneshot(case: BenchCase, root: Path, settings: Settings) -> ModeRu
         tokens = (reply.prompt_tokens, reply.completion_tokens)
         transcript.write("reply", text=reply.content, finish_reason=reply.finish_reason,
                          prompt_tokens=tokens[0], completion_tokens=tokens[1])
-        shown = _SHOWN.findall(warm) + [block.path for block in code_blocks(reply.content) if block.path]
+        shown = _MENTIONED.findall(warm) + [block.path for block in code_blocks(reply.content) if block.path]
         files = await asyncio.to_thread(_code_files, root, shown)
         edit = apply_code_reply(reply.content, files)
         changes = [FileChange(path, files[path], text) for path, text in sorted(edit.files.items())]

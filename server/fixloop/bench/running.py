@@ -80,7 +80,9 @@ async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[Run
     settings.require_model()
     store = ResultsStore(options.results)
     store.check_writable()
-    finished = {} if options.fresh else store.load()
+    # An error (the endpoint down, a setup that failed) is no result: a rerun tries it again.
+    finished = {} if options.fresh else {key: record for key, record in store.load().items()
+                                         if record.status != "error"}
     units = [Unit(case, name, repeat) for case in options.cases for repeat in range(1, options.repeat + 1)
              for name in options.modes]
     key = lambda unit: run_key(unit.case.name, unit.mode, unit.repeat, settings.model)  # noqa: E731
@@ -88,7 +90,7 @@ async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[Run
     skipped = len(units) - len(todo)
     print(f"bench: {len(options.cases)} case(s) x {len(options.modes)} mode(s) x {options.repeat} repeat(s) "
           f"= {len(units)} run(s), {options.jobs} at a time; results in {options.results}"
-          + (f"; {skipped} finished before, skipped (--fresh to run them again)" if skipped else ""),
+          + (f"; {skipped} finished before, skipped (--fresh runs them again)" if skipped else ""),
           flush=True)
     judge = Judge(test_timeout=options.judge_test_timeout, run_timeout=options.judge_timeout)
     slots = asyncio.Semaphore(options.jobs)
