@@ -108,6 +108,8 @@ class Judge:
                 run = await self.run_suite(case, root)
         except CaseError as error:
             return CaseBaseline(frozenset(), error.message)
+        except OSError as error:  # git or the copy failed: the case cannot be judged, the bench goes on
+            return CaseBaseline(frozenset(), f"{type(error).__name__}: {error}")
         passed = frozenset(test_id for test_id, outcome in run.outcomes.items() if outcome == "passed")
         if run.timed_out:
             return CaseBaseline(passed, f"the original suite ran past {self.run_timeout:g}s")

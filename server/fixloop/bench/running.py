@@ -20,7 +20,7 @@ from fixloop.bench.report import write_report
 from fixloop.bench.store import ResultsStore, RunRecord, run_key
 from fixloop.bench.table import bench_text
 from fixloop.config import load_settings
-from fixloop.engine import is_local
+from fixloop.engine import is_local, model_endpoint
 from fixloop.errors import FixloopError
 
 EXIT_RAN, EXIT_BAD_INPUT = 0, 2
@@ -39,8 +39,8 @@ class Unit:
 async def run_unit(unit: Unit, overrides: Mapping[str, Any], model: str, judge: Judge) -> RunRecord:
     """Copy the case, run the mode on the copy, judge its diff; every failure becomes a status."""
     case = unit.case
+    baseline = await judge.baseline(case)  # once per case, before the run's clock starts
     started = time.monotonic()
-    baseline = await judge.baseline(case)
     if baseline.problem:
         outcome = ModeRun(False, "", error=f"the case cannot be judged: {baseline.problem}")
     else:
@@ -55,10 +55,12 @@ async def run_unit(unit: Unit, overrides: Mapping[str, Any], model: str, judge: 
             log.exception("bench run of %s in mode %s failed", case.name, unit.mode)
             outcome = ModeRun(False, "", error=f"internal error: {type(error).__name__}: {error}")
     wall = time.monotonic() - started
-    if outcome.error:
-        verdict = Verdict("error", outcome.error)
-    else:
-        verdict = await judge.judge(case, outcome.diff, claimed=outcome.claimed)
+    try:
+        verdict = (Verdict("error", outcome.error) if outcome.error
+                   else await judge.judge(case, outcome.diff, claimed=outcome.claimed))
+    except Exception as error:
+        log.exception("judging %s in mode %s failed", case.name, unit.mode)
+        verdict = Verdict("error", f"the judge failed: {type(error).__name__}: {error}")
     return RunRecord(
         case.name, unit.mode, unit.repeat, model, verdict.status, outcome.claimed, verdict.note,
         outcome.summary[:300], outcome.steps, outcome.attempts, outcome.prompt_tokens,
@@ -103,6 +105,9 @@ async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[Run
         print(_line(len(new), len(todo), record), flush=True)
 
     try:
+        if todo and is_local(settings):  # start it once, before the clock of any run starts; fail early
+            print("bench: starting the local model", flush=True)
+            await model_endpoint(settings)
         await asyncio.gather(*(one(unit) for unit in todo))
     finally:
         if is_local(settings):
