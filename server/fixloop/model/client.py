@@ -1,4 +1,10 @@
-"""The chat model client: openai.AsyncOpenAI streaming, retries with backoff, usage, one-line errors."""
+"""The chat model client: openai.AsyncOpenAI streaming, retries with backoff, usage, one-line errors.
+
+Time limits: one answer may take `timeout` seconds (the request timeout); once a stream has started, a
+gap of `stall_timeout` seconds without a chunk ends it (a stalled server); retries stop after
+`retry_window` seconds in all. Whatever the endpoint sends, the caller gets a ModelReply or a ModelError
+with a one-line message, never a parser's exception.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +23,21 @@ from fixloop.errors import ModelError
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+STALL_TIMEOUT = 60.0  # seconds without a chunk once a stream has started
+RETRY_WINDOW = 120.0  # seconds of retrying, in all, for one turn
+MAX_STALL_RETRIES = 1  # a server that stalls twice in a row is stuck, not busy
+
+
+class _Stalled(Exception):
+    """A started stream sent nothing for the stall timeout, or an answer took the whole request timeout."""
+
+    def __init__(self, started: bool) -> None:
+        super().__init__("stalled")
+        self.started = started
+
+
+class _Malformed(Exception):
+    """The endpoint answered 200 with something that is not a chat completion."""
 
 
 class ToolsUnsupported(ModelError):
@@ -49,19 +70,23 @@ class ChatModel:
 
     def __init__(self, *, base_url: str, model: str, api_key: str | None, timeout: float = 600.0,
                  max_retries: int = 4, temperature: float = 0.0, stream: bool = True,
-                 backoff: float = 1.0, max_output_tokens: int | None = 4096) -> None:
+                 backoff: float = 1.0, max_output_tokens: int | None = 4096,
+                 stall_timeout: float = STALL_TIMEOUT, retry_window: float = RETRY_WINDOW) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.max_retries = max_retries
         self.temperature = temperature
         self.stream = stream
         self.timeout = timeout
+        self.stall_timeout = min(stall_timeout, timeout)
+        self.retry_window = retry_window
         self.backoff = backoff
         # Sent explicitly: some servers (llama.cpp among them) cut replies short with a small default.
         self.max_output_tokens = max_output_tokens
         self.seconds = 0.0  # time spent waiting for the endpoint, retries included (the run's figures)
         self._client = openai.AsyncOpenAI(
-            base_url=self.base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0,
+            base_url=self.base_url, api_key=api_key or "no-key", max_retries=0,
+            timeout=openai.Timeout(timeout, connect=min(timeout, 30.0)),
         )
 
     async def close(self) -> None:
@@ -70,7 +95,8 @@ class ChatModel:
     async def complete(self, messages: Sequence[dict[str, Any]], *, tools: list[dict] | None = None,
                        stop: Sequence[str] | None = None,
                        on_delta: Callable[[str], None] | None = None) -> ModelReply:
-        """One model turn, retried on 429/5xx/connection errors (Retry-After honoured)."""
+        """One model turn, retried on 429/5xx/connection errors (Retry-After honoured) within the retry
+        window; any other failure is a ModelError with one line saying what the endpoint did."""
         started = time.monotonic()
         try:
             return await self._complete_retried(messages, tools, stop, on_delta)
@@ -81,6 +107,7 @@ class ChatModel:
                                 stop: Sequence[str] | None,
                                 on_delta: Callable[[str], None] | None) -> ModelReply:
         attempt = 0
+        started = time.monotonic()
         while True:
             try:
                 return await self._complete_once(messages, tools, stop, on_delta)
@@ -88,17 +115,32 @@ class ChatModel:
                 if self.max_output_tokens is None or "max_tokens" not in _error_message(error):
                     raise self._explain(error, tools is not None, attempt) from None
                 self.max_output_tokens = None  # an endpoint that rejects max_tokens: leave it out from now on
-            except (openai.APIConnectionError, openai.APIStatusError) as error:
+                continue
+            except _Stalled as stalled:
+                error: Exception = stalled
+                limit = min(self.max_retries, MAX_STALL_RETRIES)
+                retryable = True
+            except (openai.APIConnectionError, openai.APIStatusError) as failure:
+                error = failure
                 retryable = isinstance(error, openai.APIConnectionError) or (
                     getattr(error, "status_code", 0) in RETRYABLE_STATUS)
                 # a refused connection is rarely transient: give up sooner than on a 5xx or a dropped stream
                 limit = min(self.max_retries, 2) if _refused(error) else self.max_retries
-                if not retryable or attempt >= limit:
-                    raise self._explain(error, tools is not None, attempt) from None
-                delay = self._retry_delay(error, attempt)
-                log.info("model call failed (%s); retrying in %.1fs", _short(error), delay)
-                attempt += 1
-                await asyncio.sleep(delay)
+                if isinstance(error, openai.APITimeoutError):
+                    limit = min(limit, MAX_STALL_RETRIES)
+            except _Malformed as malformed:
+                raise ModelError(f"the model at {self.base_url} sent {malformed} — is baseUrl an "
+                                 "OpenAI-compatible endpoint (ending in /v1)?") from None
+            except openai.APIError as failure:  # an error object inside a 200 stream
+                raise ModelError(f"the model at {self.base_url} reported an error in its answer: "
+                                 f"{_short(failure)}") from None
+            delay = self._retry_delay(error, attempt)
+            spent = time.monotonic() - started
+            if not retryable or attempt >= limit or spent + delay > self.retry_window:
+                raise self._explain(error, tools is not None, attempt, spent) from None
+            log.info("model call failed (%s); retrying in %.1fs", _short(error), delay)
+            attempt += 1
+            await asyncio.sleep(delay)
 
     async def _complete_once(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
                              stop: Sequence[str] | None,
@@ -112,20 +154,30 @@ class ChatModel:
         if self.max_output_tokens:
             kwargs["max_tokens"] = self.max_output_tokens
         if not self.stream:
-            response = await self._client.chat.completions.create(**kwargs)
+            try:
+                response = await self._client.chat.completions.create(**kwargs)
+            except openai.APITimeoutError:
+                raise _Stalled(False) from None
+            except (ValueError, UnicodeError) as error:  # a body that is not JSON
+                raise _Malformed(f"a reply that is not JSON ({_short(error)})") from None
             return _reply_from_completion(response)
-        stream = await self._client.chat.completions.create(
-            **kwargs, stream=True, stream_options={"include_usage": True})
+        try:
+            stream = await self._client.chat.completions.create(
+                **kwargs, stream=True, stream_options={"include_usage": True})
+        except openai.APITimeoutError:
+            raise _Stalled(False) from None
         content: list[str] = []
         refusal: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         finish_reason = None
         prompt_tokens = completion_tokens = 0
-        async for chunk in stream:
-            if chunk.usage is not None:
+        answered = False  # a chunk with a choice came
+        async for chunk in self._chunks(stream):
+            if getattr(chunk, "usage", None) is not None:
                 prompt_tokens = chunk.usage.prompt_tokens or 0
                 completion_tokens = chunk.usage.completion_tokens or 0
-            for choice in chunk.choices or []:
+            for choice in getattr(chunk, "choices", None) or []:
+                answered = True
                 delta = choice.delta
                 if delta is not None:
                     if delta.content:
@@ -145,6 +197,10 @@ class ChatModel:
                                 slot["arguments"] += call.function.arguments
                 if choice.finish_reason:
                     finish_reason = choice.finish_reason
+        if not answered:
+            kind = stream.response.headers.get("content-type", "no content type").split(";")[0]
+            raise _Malformed(f"no chat completion chunks (a {stream.response.status_code} answer of type "
+                             f"{kind})")
         text = "".join(content)
         if not prompt_tokens:  # endpoints that do not report usage in streams: estimate
             prompt_tokens = (sum(len(json.dumps(m)) for m in messages) + len(json.dumps(tools or []))) // 4
@@ -155,6 +211,29 @@ class ChatModel:
         )
         return ModelReply(text, tool_calls, finish_reason, "".join(refusal) or None,
                           prompt_tokens, completion_tokens)
+
+    async def _chunks(self, stream: Any) -> AsyncIterator[Any]:
+        """The stream's chunks; the first may take the request timeout, later ones the stall timeout."""
+        iterator = stream.__aiter__()
+        waited = self.timeout
+        started = False
+        try:
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(iterator.__anext__(), waited)
+                except StopAsyncIteration:
+                    return
+                except TimeoutError:
+                    raise _Stalled(started) from None
+                except openai.APITimeoutError:
+                    raise _Stalled(started) from None
+                except (ValueError, UnicodeError) as error:  # a line that is not JSON, bytes not UTF-8
+                    raise _Malformed(f"a stream line that is not JSON ({_short(error)})") from None
+                started = True
+                waited = self.stall_timeout
+                yield chunk
+        finally:
+            await stream.close()
 
     def _retry_delay(self, error: Exception, attempt: int) -> float:
         response = getattr(error, "response", None)
@@ -167,16 +246,24 @@ class ChatModel:
                     pass
         return min(self.backoff * (2 ** attempt), 30.0)
 
-    def _explain(self, error: Exception, sent_tools: bool, retries: int) -> ModelError:
+    def _explain(self, error: Exception, sent_tools: bool, retries: int, spent: float = 0.0) -> ModelError:
         where = self.base_url
-        if isinstance(error, openai.APITimeoutError):
-            return ModelError(f"the model at {where} did not answer within {self.timeout:g} s "
-                              "(raise modelTimeout, or check the server)")
+        tries = f" ({retries + 1} tries in {spent:.0f} s)" if retries else ""
+        if isinstance(error, _Stalled) and error.started:
+            return ModelError(f"the model at {where} stopped sending in the middle of its answer "
+                              f"(nothing for "
+                              f"{self.stall_timeout:g} s){tries}; check the server")
+        if isinstance(error, _Stalled | openai.APITimeoutError):
+            return ModelError(f"the model at {where} did not answer within {self.timeout:g} s{tries}; "
+                              "raise modelTimeout, or check the server")
         if isinstance(error, openai.APIConnectionError):
             cause = error.__cause__ or error.__context__
             reason = _short(cause) if cause else "connection failed"
             if "refused" in reason.lower() or "all connection attempts failed" in reason.lower():
                 reason = "connection refused"
+            elif "incomplete" in reason.lower() or "peer closed" in reason.lower():
+                return ModelError(f"the model at {where} closed the connection in the middle of its answer"
+                                  f"{tries}; check the server")
             return ModelError(f"cannot reach {where}: {reason} — is your model server running?")
         status = getattr(error, "status_code", 0)
         message = _error_message(error)
@@ -191,6 +278,8 @@ class ChatModel:
         if status == 400 and sent_tools and "tool" in message.lower():
             return ToolsUnsupported(f"{where} does not accept tools: {message}")
         after = f" after {retries} retries" if retries else ""
+        if "<html" in message.lower() or message.startswith("Error code:"):
+            message = f"{_content_type(error)} answer, not an API error"
         return ModelError(f"model error {status} from {where}{after}: {message}")
 
 
@@ -213,12 +302,27 @@ def _error_message(error: Exception) -> str:
     return _short(error)
 
 
+def _short_text(value: Any) -> str:
+    text = " ".join(str(value).split())
+    return (text[:80] + "…") if len(text) > 80 else (text or "an empty body")
+
+
+def _content_type(error: Exception) -> str:
+    response = getattr(error, "response", None)
+    kind = response.headers.get("content-type", "") if response is not None else ""
+    return (kind.split(";")[0] or "an empty") if kind else "an empty"
+
+
 def _short(error: BaseException | None) -> str:
     text = str(error).strip().splitlines()[0] if error is not None and str(error).strip() else ""
     return (text or type(error).__name__)[:300]
 
 
 def _reply_from_completion(response: Any) -> ModelReply:
+    if not hasattr(response, "choices"):
+        raise _Malformed(f"a reply that is not a chat completion ({_short_text(response)})")
+    if not response.choices:
+        raise _Malformed("a chat completion with no choices")
     choice = response.choices[0] if response.choices else None
     message = choice.message if choice is not None else None
     calls = tuple(

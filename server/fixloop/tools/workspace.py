@@ -12,16 +12,12 @@ from urllib.parse import unquote
 from fixloop.errors import PathError
 from fixloop.project import in_skipped_dir, is_test_path, walk
 from fixloop.tools.gitignore import GitIgnore
+from fixloop.tools.secret_files import PROTECTED_DIRS, refusal
 
-# Folders whose contents are never readable: VCS internals and credential stores.
-PROTECTED_DIRS = frozenset({".git", ".hg", ".svn", ".ssh", ".aws", ".gnupg", ".docker", ".kube"})
-# File names (lower-cased, fnmatch) that hold secrets: never read, written or listed.
-SECRET_PATTERNS = (
-    ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
-    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", ".netrc", "_netrc", ".pypirc", ".npmrc",
-    ".git-credentials", ".htpasswd", "credentials*", "secrets.*", ".secrets*",
-)
 MAX_LISTED = 100_000  # a safety bound on a walk of a huge tree
+MAX_PATH_CHARS = 1024  # longer paths are refused before they reach the file system
+MAX_NAME_BYTES = 255  # the file systems' limit on one name
+MAX_DEPTH = 64  # folders deeper than this are refused (no project nests so deep)
 EXAMPLE = "e.g. 'src/app.py'"
 
 
@@ -43,14 +39,15 @@ class Workspace:
         if not isinstance(path, str):
             raise PathError(f"path must be a string, got {type(path).__name__}; {EXAMPLE}")
         if "\x00" in path:
-            raise PathError(f"path {path!r} contains a NUL byte; use a plain path relative to the project "
-                            f"root, {EXAMPLE}")
+            raise PathError(f"path {_shown(path)} contains a NUL byte; use a plain path relative to the "
+                            f"project root, {EXAMPLE}")
+        _check_length(path)
         text = path.strip()
         if text.startswith("file://"):
             text = unquote(text[len("file://") :])
         if text.startswith("~"):
-            raise PathError(f"path {path!r} is outside the project; use a path relative to the project root, "
-                            f"{EXAMPLE}")
+            raise PathError(f"path {_shown(path)} is outside the project; use a path relative to the "
+                            f"project root, {EXAMPLE}")
         if "\\" in text and "/" not in text:  # a Windows-style relative path from the model
             text = text.replace("\\", "/")
         candidate = Path(text) if text else Path(".")
@@ -63,16 +60,17 @@ class Workspace:
             lexical = Path(os.path.normpath(self.root / candidate))
             inside = _under(lexical, self.root)
         if not inside:
-            raise PathError(f"path {path!r} is outside the project; use a path relative to the project root, "
-                            f"{EXAMPLE}")
+            raise PathError(f"path {_shown(path)} is outside the project; use a path relative to the "
+                            f"project root, {EXAMPLE}")
         self._check_protected(lexical.relative_to(self.root), path)
         try:
             real = lexical.resolve()
         except (OSError, RuntimeError):  # a symlink loop
-            raise PathError(f"path {path!r} is a symlink loop; use a real file inside the project") from None
+            raise PathError(f"path {_shown(path)} is a symlink loop; use a real file inside the "
+                            f"project") from None
         if not _under(real, self.root):
-            raise PathError(f"path {path!r} is a link that leads outside the project; only files inside the "
-                            f"project can be used")
+            raise PathError(f"path {_shown(path)} is a link that leads outside the project; only files "
+                            f"inside the project can be used")
         self._check_protected(real.relative_to(self.root), path)
         if must_exist and not real.exists():
             raise PathError(self._missing_message(path, lexical))
@@ -89,20 +87,10 @@ class Workspace:
         return resolved
 
     def _check_protected(self, rel: Path, given: str) -> None:
-        parts = rel.parts
-        for part in parts[:-1] if parts else ():
-            if part.lower() in PROTECTED_DIRS:
-                raise PathError(f"path {given!r} is inside {part}/, which is off limits; only project files "
-                                f"can be used")
-        if not parts:
-            return
-        name = parts[-1].lower()
-        if name in PROTECTED_DIRS:
-            raise PathError(f"path {given!r} is {parts[-1]}, which is off limits; only project files can be "
-                            f"used")
-        if is_secret_name(name):
-            raise PathError(f"path {given!r} looks like a secret or credential file, which is off limits; "
-                            f"only source, test and config files can be used")
+        why = refusal(rel.as_posix())
+        if why is not None:
+            raise PathError(f"path {_shown(given)} is {why}; only the project's source, test and config "
+                            f"files can be used")
 
     def _missing_message(self, given: str, lexical: Path) -> str:
         rel = lexical.relative_to(self.root).as_posix()
@@ -164,10 +152,15 @@ class Workspace:
         return sorted(set(files))
 
     def _listable(self, rel: str) -> bool:
-        parts = rel.split("/")
-        if in_skipped_dir(rel) or any(part.lower() in PROTECTED_DIRS for part in parts[:-1]):
+        """Whether a walked file may be shown: outside skipped folders, and allowed by the resolver (which
+        looks at where a link leads, not only at its name)."""
+        if in_skipped_dir(rel):
             return False
-        return not is_secret_name(parts[-1].lower())
+        try:
+            self.resolve(rel)
+        except PathError:
+            return False
+        return True
 
     def _git_files(self, base: Path, prefix: str) -> list[str] | None:
         """Files git tracks or would track (not ignored), or None when `base` is not in a git repo."""
@@ -229,10 +222,23 @@ class Workspace:
         return files
 
 
-def is_secret_name(name: str) -> bool:
-    """Whether a file name (any case) looks like a secret: .env, keys, credentials."""
-    lowered = name.lower()
-    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in SECRET_PATTERNS)
+def _check_length(path: str) -> None:
+    """Refuse paths no file system takes (too long, too deep) with a message, not an OSError."""
+    if len(path) > MAX_PATH_CHARS:
+        raise PathError(f"path {_shown(path)} is too long ({len(path)} characters, at most "
+                        f"{MAX_PATH_CHARS}); use a real path relative to the project root, {EXAMPLE}")
+    parts = path.replace("\\", "/").split("/")
+    if len(parts) > MAX_DEPTH:
+        raise PathError(f"path {_shown(path)} is {len(parts)} folders deep (at most {MAX_DEPTH}); use a real "
+                        f"path relative to the project root, {EXAMPLE}")
+    if any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in parts):
+        raise PathError(f"path {_shown(path)} has a name longer than {MAX_NAME_BYTES} bytes; use a real path "
+                        f"relative to the project root, {EXAMPLE}")
+
+
+def _shown(path: str, limit: int = 80) -> str:
+    """A path for a message: repr'd, and cut short when long."""
+    return repr(path) if len(path) <= limit else repr(path[:limit]) + f"… ({len(path)} characters)"
 
 
 def _under(path: Path, root: Path) -> bool:
