@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -146,8 +147,8 @@ async def _fix(args: argparse.Namespace) -> int:
     if view is not None:
         view.finish(result)
     if result.status == "fixed" and args.apply:
-        apply_changes(root, result.changes)
-        result.applied = True
+        apply_changes(root, list(result.changes))
+        result = dataclasses.replace(result, applied=True)
         print(f"fixloop: applied the fix to {len(result.changes)} file(s)", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from fixloop.agent.loop import LoopLimits, ReActLoop
 from fixloop.agent.prompts import task_prompt
@@ -23,7 +24,7 @@ from fixloop.errors import FixloopError
 from fixloop.events import Done, Event, Notice
 from fixloop.model.client import ChatModel
 from fixloop.pytest_runner import PytestRunner
-from fixloop.result import FixResult
+from fixloop.result import FixResult, FixStatus
 from fixloop.shadow import ShadowWorkspace, clean_stale_shadows
 from fixloop.tools import build_toolbox
 from fixloop.tools.workspace import Workspace
@@ -95,8 +96,8 @@ class FixRun:
             except Exception:  # a face's rendering bug must not end the run
                 log.exception("event consumer failed")
 
-    def _result(self, status: str, summary: str, **fields) -> FixResult:
-        return FixResult(run_id=self.run_id, status=status, test_ids=list(self.request.test_ids),
+    def _result(self, status: FixStatus, summary: str, **fields: Any) -> FixResult:
+        return FixResult(run_id=self.run_id, status=status, test_ids=self.request.test_ids,
                          summary=summary, seconds=time.monotonic() - self._started,
                          transcript=str(self.transcript_path) if self.transcript_path else None,
                          steps=self.steps, attempts=self.attempts, model_seconds=self.model_seconds,
@@ -164,10 +165,10 @@ class FixRun:
             finally:
                 self.steps, self.attempts = loop.step, loop.attempts
             fixed = outcome.status == "fixed"
-            changes = proposal_changes(shadow.changes(), root=shadow.root) if fixed else []
+            changes = tuple(proposal_changes(shadow.changes(), root=shadow.root)) if fixed else ()
             result = self._result(
                 outcome.status, outcome.summary, changes=changes,
-                diff=shadow.unified_diff(changes) if changes else "",
+                diff=shadow.unified_diff(list(changes)) if changes else "",
                 prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
                 reasons=outcome.reasons)
             self.emit(Done(result.status, result.summary, self.steps, {"files": result.files}))

@@ -1,9 +1,11 @@
-"""FixResult: what a fix run returns to every face (the public contract's JSON shape)."""
+"""FixResult: what a fix run returns to every face; `to_json()` is the public contract's shape (README)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
+
+FixStatus = Literal["fixed", "not_fixed", "cancelled", "error"]
 
 
 @dataclass(frozen=True)
@@ -15,14 +17,24 @@ class FileChange:
     new_text: str | None  # None: the file is deleted
 
 
-@dataclass
+@dataclass(frozen=True)
+class FixError:
+    """Why a run ended in `status: "error"`: the error's kind (its class name) and a one-line message."""
+
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True)
 class FixResult:
+    """One run's outcome. Immutable: a face that learns more (the edit was applied) makes a new one."""
+
     run_id: str
-    status: str  # fixed | not_fixed | cancelled | error
-    test_ids: list[str]
+    status: FixStatus
+    test_ids: tuple[str, ...]
     summary: str = ""
     diff: str = ""
-    changes: list[FileChange] = field(default_factory=list)
+    changes: tuple[FileChange, ...] = ()
     applied: bool | None = None
     steps: int = 0
     attempts: int = 0
@@ -32,13 +44,16 @@ class FixResult:
     model_seconds: float = 0.0  # waiting for the model (retries included)
     test_seconds: float = 0.0  # running pytest (baseline, run_tests, the gate)
     transcript: str | None = None
-    reasons: list[str] = field(default_factory=list)
+    reasons: tuple[str, ...] = ()  # the gate's last reasons when the fix was not verified
+    failure_reason: str | None = None  # why a verified fix was not applied
+    error: FixError | None = None  # set when status is "error"
 
     @property
     def files(self) -> list[str]:
         return [change.path for change in self.changes]
 
     def to_json(self) -> dict[str, Any]:
+        """The FixResult object of the public contract (README, "The language server's contract")."""
         return {
             "runId": self.run_id,
             "status": self.status,
@@ -55,4 +70,6 @@ class FixResult:
             "testSeconds": round(self.test_seconds, 3),
             "transcript": self.transcript,
             "reasons": list(self.reasons),
+            "failureReason": self.failure_reason,
+            "error": {"kind": self.error.kind, "message": self.error.message} if self.error else None,
         }

@@ -92,3 +92,14 @@ async def test_a_passing_parametrized_test_has_nothing_to_fix(lsp, project: Path
     assert result["status"] == "error"
     assert result["error"]["kind"] == "NothingToFix", result
     assert any(m.type == types.MessageType.Info for m in client.messages)
+
+
+@pytest.mark.asyncio
+async def test_a_client_that_can_neither_apply_nor_show_a_fix_is_refused_up_front(
+        lsp, project: Path, scripted_model) -> None:
+    model = scripted_model([])
+    client = await lsp(project, base_url=model.base_url, capabilities=types.ClientCapabilities())
+    result = await command(client, FIX, {"testId": f"{TEST_FILE}::test_add"})
+    assert result["status"] == "error" and result["error"]["kind"] == "UnsupportedClient"
+    assert "neither apply workspace edits nor show messages" in result["summary"]
+    assert model.requests == []  # refused before the run: no model turn, no test run

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from fixloop.lsp.workspace_edit import EditCapabilities, UnsupportedEdit, build_workspace_edit
+from fixloop.lsp.errors import UnsupportedEdit
+from fixloop.lsp.workspace_edit import EditCapabilities, build_workspace_edit
 from fixloop.result import FileChange
 
 VSCODE = EditCapabilities(apply_edit=True, document_changes=True, change_annotations=True,

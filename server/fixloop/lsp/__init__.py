@@ -19,7 +19,7 @@ def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
     With no `stdout` given, fd 1 is duplicated for the RPC channel and then pointed at stderr, so a
     stray print or a child process that inherits fd 1 cannot corrupt the JSON-RPC stream.
     """
-    from fixloop.lsp.server import create_server
+    from fixloop.lsp.features import create_server
     from fixloop.lsp.stdout_guard import guard_stdout
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,

@@ -6,16 +6,14 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
-from fixloop.lsp.targets import document_text, open_versions, uri_of
-from fixloop.lsp.workspace_edit import EditCapabilities, UnsupportedEdit, build_workspace_edit, file_uri
+from fixloop.lsp.documents import document_text, open_versions, uri_of
+from fixloop.lsp.errors import UnsupportedEdit
+from fixloop.lsp.workspace_edit import EditCapabilities, build_workspace_edit, file_uri
 from fixloop.result import FixResult
-
-if TYPE_CHECKING:
-    from fixloop.lsp.server import FixloopServer
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +29,7 @@ class Proposal:
     failure_reason: str | None = None
 
 
-def _stale(ls: FixloopServer, root: Path, result: FixResult) -> str | None:
+def _stale(ls: LanguageServer, root: Path, result: FixResult) -> str | None:
     """The first changed file whose buffer no longer holds the text the fix was made against."""
     for change in result.changes:
         if change.old_text is None:
@@ -42,7 +40,7 @@ def _stale(ls: FixloopServer, root: Path, result: FixResult) -> str | None:
     return None
 
 
-async def propose(ls: FixloopServer, root: Path, result: FixResult, label: str) -> Proposal:
+async def propose(ls: LanguageServer, root: Path, result: FixResult, label: str) -> Proposal:
     caps = EditCapabilities.of(ls.client_capabilities)
     if not caps.apply_edit:
         return Proposal(False, "this client cannot apply workspace edits; the diff is in the result")
@@ -69,7 +67,7 @@ async def propose(ls: FixloopServer, root: Path, result: FixResult, label: str) 
     return Proposal(False, answer.failure_reason or "the client did not apply the edit")
 
 
-async def _confirmed(ls: FixloopServer, result: FixResult, label: str) -> bool:
+async def _confirmed(ls: LanguageServer, result: FixResult, label: str) -> bool:
     """Ask before applying in clients that show no preview (Neovim applies edits at once)."""
     files = ", ".join(result.files) or "no files"
     try:

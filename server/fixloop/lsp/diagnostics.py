@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
-if TYPE_CHECKING:
-    from fixloop.lsp.server import FixloopServer
+from fixloop.lsp.documents import document_text, uri_of
+from fixloop.pytest_runner import TestOutcome, locate
 
 SOURCE = "fixloop"
 CODE = "failing-test"
@@ -30,13 +30,12 @@ class Failure:
         return self.test_id.split("::", 1)[-1]
 
 
-def failure_of(root: Path, outcome: Any) -> Failure:
+def failure_of(root: Path, outcome: TestOutcome) -> Failure:
     """Place a failing TestOutcome at the failing line in its test file, else at the test's def line."""
-    test_id: str = outcome.test_id
+    test_id = outcome.test_id
     file = test_id.split("::", 1)[0]
     line: int | None = None
-    frame_in = getattr(outcome, "frame_in", None)
-    frame = frame_in(file) if callable(frame_in) else None
+    frame = outcome.frame_in(file)
     if frame is not None:
         line = frame.line
     elif outcome.location and outcome.location.rsplit(":", 1)[0] == file:
@@ -49,10 +48,6 @@ def failure_of(root: Path, outcome: Any) -> Failure:
 
 
 def def_line(root: Path, test_id: str) -> int | None:
-    try:
-        from fixloop.pytest_runner import locate
-    except ImportError:
-        return None
     found = locate.position_of(root, test_id)
     return found[1] if found else None
 
@@ -116,11 +111,10 @@ def to_diagnostic(failure: Failure, source_text: str | None) -> types.Diagnostic
     )
 
 
-def publish(ls: FixloopServer, root: Path, files: Iterable[str]) -> None:
-    from fixloop.lsp.targets import document_text, uri_of
-
+def publish(ls: LanguageServer, store: FailureStore, root: Path, files: Iterable[str]) -> None:
+    """Send each file's diagnostics as `store` knows them (an empty list clears a file)."""
     for file in sorted(set(files)):
         uri = uri_of(root, file)
         text = document_text(ls, uri)
-        diagnostics = [to_diagnostic(f, text) for f in ls.failures.in_file(root, file)]
+        diagnostics = [to_diagnostic(f, text) for f in store.in_file(root, file)]
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))

@@ -7,15 +7,13 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.lsp.server import LanguageServer
 
 from fixloop.events import Action, Done, Event, Notice, Observation, Thought, ThoughtDelta, Usage, Verdict
-
-if TYPE_CHECKING:
-    from fixloop.lsp.server import FixloopServer
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +76,7 @@ def trace_line(event: Event) -> str | None:
 class FixProgress:
     """One work-done progress: the client's token or a server-created one, or nothing when unsupported."""
 
-    def __init__(self, ls: FixloopServer, token: types.ProgressToken | None, max_steps: int) -> None:
+    def __init__(self, ls: LanguageServer, token: types.ProgressToken | None, max_steps: int) -> None:
         self.ls = ls
         self.token = token
         self.max_steps = max(1, max_steps)
@@ -86,7 +84,7 @@ class FixProgress:
         self.ended = False
 
     @classmethod
-    async def open(cls, ls: FixloopServer, client_token: types.ProgressToken | None, title: str,
+    async def open(cls, ls: LanguageServer, client_token: types.ProgressToken | None, title: str,
                    message: str, max_steps: int) -> FixProgress:
         token = client_token
         if token is None and get_capability(ls.client_capabilities, "window.work_done_progress", False):

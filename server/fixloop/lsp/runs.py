@@ -5,11 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fixloop.errors import FixloopError
-
-
-class AlreadyRunning(FixloopError):
-    """A fix for one of these tests is already running."""
+from fixloop.lsp.errors import AlreadyRunning
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,7 @@
-"""FixloopServer: the pygls server holding all per-session state, and the protocol subclass it needs."""
+"""FixloopServer: the pygls server holding all per-session state, and the protocol subclass it needs.
+
+Handlers live one per file under `lsp/handlers/` and are registered in one place, `lsp/features.py`.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +9,23 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Coroutine, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from fixloop import __version__
+from fixloop.config import Settings
+from fixloop.events import Event
 from fixloop.lsp.diagnostics import FailureStore
 from fixloop.lsp.runs import RunRegistry
 from fixloop.lsp.settings import SettingsState
+from fixloop.result import FixResult
+
+if TYPE_CHECKING:  # the engine is imported when the first fix starts, not at server start
+    from fixloop.engine import FixRequest
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +35,19 @@ log = logging.getLogger(__name__)
 EXECUTE_PARAMS: contextvars.ContextVar[types.ExecuteCommandParams | None] = contextvars.ContextVar(
     "fixloop_execute_params", default=None
 )
+
+
+class FixRunLike(Protocol):
+    """What the server needs of `fixloop.engine.FixRun`."""
+
+    run_id: str
+
+    async def execute(self) -> FixResult: ...
+
+    def cancelled_result(self) -> FixResult: ...
+
+
+RunFactory = Callable[["FixRequest", Settings, Callable[[Event], None]], FixRunLike]
 
 
 class RequestTasks:
@@ -79,7 +101,7 @@ class FixloopProtocol(LanguageServerProtocol):
 class FixloopServer(LanguageServer):
     """The fixloop language server; every piece of session state lives on this object."""
 
-    def __init__(self, run_factory: Callable[..., Any] | None = None, **kwargs: Any) -> None:
+    def __init__(self, run_factory: RunFactory | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("protocol_cls", FixloopProtocol)
         kwargs.setdefault("max_workers", 4)
         super().__init__("fixloop", __version__, **kwargs)
@@ -91,7 +113,7 @@ class FixloopServer(LanguageServer):
         self.background: set[asyncio.Task[Any]] = set()
         self.save_timers: dict[str, asyncio.TimerHandle] = {}
 
-    def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         """Run `coro` in the background, keeping a strong reference and logging its failure."""
         task = asyncio.get_running_loop().create_task(coro, name=name)
         self.background.add(task)
@@ -114,16 +136,3 @@ class FixloopServer(LanguageServer):
         # pygls would pop "Error in server: …" for every notification-handler failure; log it instead
         # and tell the user only about things they can act on.
         log.error("%s: %s", getattr(source, "__name__", source), error)
-
-
-def create_server(run_factory: Callable[..., Any] | None = None) -> FixloopServer:
-    """A FixloopServer with every feature registered; `run_factory` replaces the engine's FixRun."""
-    from fixloop.lsp import code_actions, code_lens, commands, lifecycle, run_tests
-
-    server = FixloopServer(run_factory=run_factory)
-    lifecycle.register(server)
-    commands.register(server)
-    run_tests.register(server)
-    code_actions.register(server)
-    code_lens.register(server)
-    return server

@@ -5,21 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from fixloop.errors import FixloopError
+from fixloop.edits import text_edits
+from fixloop.lsp.documents import uri_of
+from fixloop.lsp.errors import UnsupportedEdit
 from fixloop.project import is_test_path
 from fixloop.result import FileChange
 
 SOURCE_ANNOTATION = "fixloop.source"
 TEST_ANNOTATION = "fixloop.test"
-
-
-class UnsupportedEdit(FixloopError):
-    """The client cannot take this change (e.g. it creates a file and the client cannot)."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +27,7 @@ class EditCapabilities:
     document_changes: bool = False
     change_annotations: bool = False
     resource_operations: frozenset[str] = frozenset()
-    show_message_actions: bool = True
+    window: bool = False  # declares any window capability: it shows the server's messages
 
     @classmethod
     def of(cls, caps: types.ClientCapabilities) -> EditCapabilities:
@@ -41,31 +38,22 @@ class EditCapabilities:
             change_annotations=get_capability(
                 caps, "workspace.workspace_edit.change_annotation_support", None) is not None,
             resource_operations=frozenset(str(getattr(op, "value", op)) for op in ops),
+            window=caps.window is not None,
         )
+
+    @property
+    def can_take_a_fix(self) -> bool:
+        """Whether a fix can reach the user: applied as an edit, or shown as a diff in a message.
+
+        A client that declares neither `workspace.applyEdit` nor any `window` capability (showMessage,
+        showDocument, workDoneProgress) has no way to do either: a fix is refused before the run starts.
+        """
+        return self.apply_edit or self.window
 
     @property
     def annotated(self) -> bool:
         """Whether the client can show (and ask to confirm) annotated changes."""
         return self.document_changes and self.change_annotations
-
-
-def _end_position(text: str) -> types.Position:
-    lines = text.split("\n")
-    return types.Position(line=len(lines) - 1, character=len(lines[-1].encode("utf-16-le")) // 2)
-
-
-def text_edits(old: str, new: str) -> list[types.TextEdit]:
-    """Minimal edits from the engine's differ; one whole-text replacement if it is unavailable."""
-    try:
-        from fixloop.edits import text_edits as minimal
-    except ImportError:
-        minimal = None
-    if minimal is not None:
-        return list(minimal(old, new))
-    if old == new:
-        return []
-    start = types.Position(line=0, character=0)
-    return [types.TextEdit(range=types.Range(start=start, end=_end_position(old)), new_text=new)]
 
 
 def build_workspace_edit(
@@ -87,10 +75,10 @@ def build_workspace_edit(
             plain[uri_of(change.path)] = text_edits(change.old_text, change.new_text)
         return types.WorkspaceEdit(changes=plain)
 
-    document_changes: list[Any] = []
+    document_changes: list[types.TextDocumentEdit | types.CreateFile | types.DeleteFile] = []
     used: set[str] = set()
 
-    def edits_for(change: FileChange, old: str, new: str) -> list[Any]:
+    def edits_for(change: FileChange, old: str, new: str) -> list[types.TextEdit | types.AnnotatedTextEdit]:
         edits = text_edits(old, new)
         if not caps.annotated:
             return edits
@@ -134,6 +122,4 @@ def build_workspace_edit(
 
 
 def file_uri(root: Path) -> Callable[[str], str]:
-    from fixloop.lsp.targets import uri_of
-
     return lambda rel: uri_of(root, rel)

@@ -1,4 +1,4 @@
-"""Session lifecycle: initialize, initialized, configuration changes; settings errors shown once."""
+"""The client's settings: asking for the `fixloop` section, and telling the user once about bad values."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import logging
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from fixloop.lsp.documents import workspace_roots
 from fixloop.lsp.server import FixloopServer
 from fixloop.lsp.settings import SECTION, unwrap
-from fixloop.lsp.targets import workspace_roots
 
 log = logging.getLogger(__name__)
 
@@ -32,31 +32,8 @@ async def pull_configuration(ls: FixloopServer) -> None:
 
 
 def report_settings(ls: FixloopServer) -> None:
+    """Show each bad setting once (the default is used in its place)."""
     for root in workspace_roots(ls)[:1]:
         _, errors = ls.settings.resolve(root)
         for error in errors:
             ls.show(f"fixloop: {error} (using the default)", types.MessageType.Warning)
-
-
-def register(server: FixloopServer) -> None:
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: FixloopServer, params: types.InitializeParams) -> None:
-        ls.settings.init_options = unwrap(params.initialization_options)
-        ls.settings.expect_client_settings()
-
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: FixloopServer, params: types.InitializedParams) -> None:
-        try:
-            await pull_configuration(ls)
-        finally:
-            ls.settings.client_settings_loaded()
-        report_settings(ls)
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: FixloopServer, params: types.DidChangeConfigurationParams) -> None:
-        pushed = params.settings
-        if isinstance(pushed, dict) and SECTION in pushed:
-            ls.settings.client_config = unwrap(pushed)
-        else:
-            await pull_configuration(ls)
-        report_settings(ls)

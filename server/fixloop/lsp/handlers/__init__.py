@@ -1,0 +1,1 @@
+"""One handler per file, named after the LSP method or command it serves; `lsp/features.py` registers them."""
