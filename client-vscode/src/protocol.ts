@@ -24,10 +24,20 @@ export interface FixResult {
   failureReason?: string | null;
 }
 
-/** `{testId}` or `{uri, position?}`: the one argument of fixloop.server.fixFailingTest. */
+/**
+ * `{testId}` or `{uri, position?}`: the one argument of fixloop.server.fixFailingTest. `root` is the
+ * workspace folder (a `file:` URI) the test belongs to; `testId` is relative to it (CONTRACT.md).
+ */
 export type FixTarget =
-  | { testId: string }
-  | { uri: string; position?: { line: number; character: number } };
+  | { testId: string; root?: string }
+  | { uri: string; position?: { line: number; character: number }; root?: string };
+
+/** The one argument of fixloop.server.runTests: a file (`uri`) or node ids, in the folder `root`. */
+export interface RunTestsArgs {
+  uri?: string;
+  testIds?: string[];
+  root?: string;
+}
 
 export function isFixResult(value: unknown): value is FixResult {
   return typeof value === 'object' && value !== null && 'status' in value && 'runId' in value;

@@ -1,11 +1,40 @@
-// Picks what "Fix failing test" fixes: the test under the cursor, else one of the known failing tests.
+// Picks what "Fix failing test" fixes: the test under the cursor, else one of the known failing tests;
+// every target carries its workspace folder as `root` (multi-root workspaces, CONTRACT.md).
 import * as vscode from 'vscode';
 import { FixTarget } from './protocol';
 
 const TEST_DEF = /^(\s*)(?:async\s+)?def\s+(test\w*)\s*\(/;
+const TEST_FILE = /(^|[\\/])(test_[^\\/]*|[^\\/]*_test)\.py$/;
+
+/** The workspace folder holding `uri`, as the `root` the server expects; undefined outside every folder. */
+export function folderUriOf(uri: vscode.Uri): string | undefined {
+  return vscode.workspace.getWorkspaceFolder(uri)?.uri.toString();
+}
+
+/** A pytest test file by name (test_*.py or *_test.py) in Python. */
+export function isTestFile(document: vscode.TextDocument): boolean {
+  return document.languageId === 'python' && TEST_FILE.test(document.fileName);
+}
+
+/** The folder of `uri`; else the only folder; else the one the user picks (undefined: none or dismissed). */
+export async function pickFolder(uri: vscode.Uri | undefined): Promise<vscode.WorkspaceFolder | undefined> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const holding = uri && vscode.workspace.getWorkspaceFolder(uri);
+  if (holding) {
+    return holding;
+  }
+  if (folders.length <= 1) {
+    if (!folders.length) {
+      void vscode.window.showInformationMessage('fixloop: open the project folder first.');
+    }
+    return folders[0];
+  }
+  return vscode.window.showWorkspaceFolderPick({ placeHolder: 'fixloop: run the tests of which folder?' });
+}
 
 export interface FailingTest {
   testId: string;
+  root: string | undefined;
   uri: vscode.Uri;
   range: vscode.Range;
   message: string;
@@ -18,7 +47,7 @@ export function knownFailingTests(): FailingTest[] {
     for (const diagnostic of diagnostics) {
       const testId = testIdOf(diagnostic);
       if (testId) {
-        found.push({ testId, uri, range: diagnostic.range, message: diagnostic.message });
+        found.push({ testId, root: folderUriOf(uri), uri, range: diagnostic.range, message: diagnostic.message });
       }
     }
   }
@@ -66,15 +95,16 @@ export async function pickFixTarget(editor: vscode.TextEditor | undefined): Prom
       .getDiagnostics(editor.document.uri)
       .map((d) => ({ d, id: testIdOf(d) }))
       .find(({ d, id }) => id && d.range.start.line <= cursor.line && cursor.line <= d.range.end.line);
+    const root = folderUriOf(editor.document.uri);
     if (onLine?.id) {
-      return { testId: onLine.id };
+      return withRoot({ testId: onLine.id }, root);
     }
     const defLine = enclosingTestLine(editor.document, cursor);
     if (defLine !== undefined) {
-      return {
-        uri: editor.document.uri.toString(),
-        position: { line: cursor.line, character: cursor.character },
-      };
+      return withRoot(
+        { uri: editor.document.uri.toString(), position: { line: cursor.line, character: cursor.character } },
+        root,
+      );
     }
   }
   const failing = knownFailingTests();
@@ -85,11 +115,34 @@ export async function pickFixTarget(editor: vscode.TextEditor | undefined): Prom
     return undefined;
   }
   if (failing.length === 1) {
-    return { testId: failing[0]!.testId };
+    return withRoot({ testId: failing[0]!.testId }, failing[0]!.root);
   }
+  const multiRoot = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
   const choice = await vscode.window.showQuickPick(
-    failing.map((t) => ({ label: t.testId, detail: t.message.split('\n')[0], testId: t.testId })),
+    failing.map((t) => ({
+      label: t.testId,
+      description: multiRoot && t.root ? vscode.workspace.getWorkspaceFolder(t.uri)?.name : undefined,
+      detail: t.message.split('\n')[0],
+      test: t,
+    })),
     { title: 'fixloop: fix which failing test?', matchOnDetail: true },
   );
-  return choice ? { testId: choice.testId } : undefined;
+  return choice ? withRoot({ testId: choice.test.testId }, choice.test.root) : undefined;
+}
+
+function withRoot(target: FixTarget, root: string | undefined): FixTarget {
+  return root ? { ...target, root } : target;
+}
+
+/** The name of the test function around `{uri, position}` when that document is open. */
+export function cursorTestName(target: FixTarget): string | undefined {
+  if (!('uri' in target) || !target.position) {
+    return undefined;
+  }
+  const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target.uri);
+  if (!document || target.position.line >= document.lineCount) {
+    return undefined;
+  }
+  const line = enclosingTestLine(document, new vscode.Position(target.position.line, target.position.character));
+  return line === undefined ? undefined : testNameAt(document, line);
 }

@@ -1,20 +1,16 @@
 """VS Code (code-server's real workbench and extension host) in headless Chromium, with the built .vsix:
-"fixloop: Fix failing test" from the palette streams the model's thoughts in a notification, the fix is
-applied and saved, and the real test passes; Cancel in the notification stops the run and changes no
-file; a serverPython without fixloop shows the install hint. Screenshots go to each test's tmp dir."""
+the bundled extension fixes a test from the Test Explorer with nothing but a system Python; "fixloop: Fix
+failing test" from the palette streams the model's thoughts; the editor's context menu, the refactor
+preview, Undo and Cancel work; fromEnvironment with an interpreter lacking fixloop says how to go on.
+One code-server serves the module (each test opens its own folder). Screenshots go to each test's tmp dir."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,131 +18,52 @@ import pytest
 from editors_support import (
     CALC_BUGGY,
     CALC_FIXED,
-    E2E_DIR,
     FAILING_TEST,
-    FAILING_TEST_LINE,
     TEST_CALC,
     TEST_CALC_STRENGTHENED,
     E2EEnv,
     fix_and_test_turns,
     fix_turns,
-    isolated_env,
     pytest_passes,
-    require,
     stalled_turns,
     write_project,
+)
+from vscode_support import (
+    SYSTEM_PATH,
+    CodeServer,
+    drive,
+    python_without_fixloop,
+    require_fresh_bundle,
+    running_code_server,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
-USER_SETTINGS = {
-    "security.workspace.trust.enabled": False,
-    "workbench.startupEditor": "none",
-    "workbench.tips.enabled": False,
-    "workbench.secondarySideBar.defaultVisibility": "hidden",
-    "telemetry.telemetryLevel": "off",
-    "update.mode": "none",
-    "extensions.autoCheckUpdates": False,
-    "extensions.autoUpdate": False,
-    "chat.disableAIFeatures": True,
-    "git.enabled": False,
-    "remote.autoForwardPorts": False,
-    "files.autoSave": "off",
-    "fixloop.trace.server": "verbose",
-}
-
-
-@dataclass
-class CodeServer:
-    url: str
-    trace_file: Path
-    log_file: Path
-    env: E2EEnv
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
 
 @pytest.fixture(scope="module")
 def code_server(e2e_env: E2EEnv, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodeServer]:
-    """One code-server for the module (each test opens its own folder in its own window)."""
-    for path, what in (
-        (e2e_env.node, "Node 24"),
-        (e2e_env.code_server_entry, "code-server"),
-        (e2e_env.playwright_core, "playwright-core"),
-        (e2e_env.chromium, "Chromium"),
-        (e2e_env.vsix, "the fixloop .vsix"),
-    ):
-        require(path, what)
-    run = tmp_path_factory.mktemp("code-server")
-    data, extensions = run / "data", run / "extensions"
-    (data / "User").mkdir(parents=True)
-    (data / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=2))
-    trace_file, log_file = run / "lsp-trace.log", run / "code-server.log"
-    env = isolated_env(
-        run / "home",
-        EXTENSIONS_GALLERY="{}",  # no marketplace requests
-        FIXLOOP_LSP_TRACE_FILE=str(trace_file),
-        FIXLOOP_API_KEY="none",
-        FIXLOOP_MODEL="scripted",
-    )
-    env["PATH"] = f"{e2e_env.node.parent}{os.pathsep}{env['PATH']}"
-    base = [
-        str(e2e_env.node),
-        str(e2e_env.code_server_entry),
-        "--user-data-dir",
-        str(data),
-        "--extensions-dir",
-        str(extensions),
-    ]
-    subprocess.run(
-        [*base, "--install-extension", str(e2e_env.vsix)],
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    port = free_port()
-    with log_file.open("w") as log:
-        process = subprocess.Popen(
-            [
-                *base,
-                "--bind-addr",
-                f"127.0.0.1:{port}",
-                "--auth",
-                "none",
-                "--disable-telemetry",
-                "--disable-update-check",
-                "--disable-workspace-trust",
-                "--disable-getting-started-override",
-                "--disable-proxy",
-            ],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/healthz", timeout=2).read()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"code-server did not start:\n{log_file.read_text()[-3000:]}")
-                time.sleep(0.3)
-        yield CodeServer(url, trace_file, log_file, e2e_env)
-    finally:
-        os.killpg(process.pid, 15)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
+    """One fresh code-server for the module, the fixloop .vsix and the harness test controller installed."""
+    with running_code_server(e2e_env, tmp_path_factory.mktemp("code-server")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def system_python() -> str:
+    python = shutil.which("python3", path=SYSTEM_PATH)
+    if python is None:
+        pytest.skip(f"no python3 in {SYSTEM_PATH}")
+    return python
+
+
+@pytest.fixture(scope="module")
+def project_python(system_python: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The project's own environment, as a pytest project has one: a venv with pytest, and no fixloop."""
+    venv = tmp_path_factory.mktemp("project-venv")
+    subprocess.run([system_python, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "pytest"],
+                   check=True, timeout=300)  # fmt: skip
+    return python
 
 
 def project_with_settings(tmp_path: Path, **settings: Any) -> Path:
@@ -156,68 +73,62 @@ def project_with_settings(tmp_path: Path, **settings: Any) -> Path:
     return project
 
 
-def drive(server: CodeServer, scenario: str, project: Path, out: Path, **extra: Any) -> dict[str, Any]:
-    config = {
-        "url": server.url,
-        "folder": str(project),
-        "out": str(out),
-        "playwrightCore": str(server.env.playwright_core),
-        "chromium": str(server.env.chromium),
-        "timeoutMs": 60_000,
-        "testLine": FAILING_TEST_LINE + 2,  # 1-based line of the failing assert
-        **extra,
-    }
-    config_file = out / f"{scenario}-config.json"
-    config_file.write_text(json.dumps(config))
-    started = time.monotonic()
-    done = subprocess.run(
-        [str(server.env.node), str(E2E_DIR / "vscode" / "drive.mjs"), scenario, str(config_file)],
-        env=isolated_env(out / "browser-home"),  # Chromium writes crash reports and dconf under HOME
-        capture_output=True,
-        text=True,
-        timeout=200,
-    )
-    result_file = out / f"{scenario}-result.json"
-    if not result_file.exists():
-        pytest.fail(f"drive.mjs exited {done.returncode} without a result:\n{done.stderr[-3000:]}")
-    result = json.loads(result_file.read_text())
-    result["wall_seconds"] = round(time.monotonic() - started, 1)
-    result_file.write_text(json.dumps(result, indent=2))
-    assert done.returncode == 0 and result["ok"], (
-        f"{scenario} failed: {result['errors']}\ntoasts: {result['texts'].get('toastsAtFailure')}\n"
-        f"screenshots: {result['screenshots']}\nserver log: {server.log_file}\ntrace: {server.trace_file}"
-    )
-    return result
-
-
-def model_settings(base_url: str) -> dict[str, Any]:
+def dev_settings(base_url: str) -> dict[str, Any]:
+    """The server from this checkout (the venv's editable fixloop), so these tests follow server/ as it is."""
     return {
         "fixloop.serverPython": sys.executable,
+        "fixloop.importStrategy": "fromEnvironment",
         "fixloop.baseUrl": base_url,
         "fixloop.model": "scripted",
         "fixloop.testCommand": [sys.executable, "-m", "pytest"],
     }
 
 
+def test_the_bundled_extension_fixes_a_test_from_the_test_explorer_with_only_a_system_python(
+    code_server: CodeServer,
+    tmp_path: Path,
+    scripted_model_process: Any,
+    system_python: str,
+    project_python: str,
+) -> None:
+    bundle = require_fresh_bundle()
+    assert python_without_fixloop(system_python) and python_without_fixloop(project_python)
+    model = scripted_model_process(fix_turns())
+    project = project_with_settings(
+        tmp_path,
+        **{
+            "fixloop.serverPython": system_python,  # importStrategy: the default, useBundled
+            "fixloop.baseUrl": model.base_url,
+            "fixloop.model": "scripted",
+            "fixloop.testCommand": [project_python, "-m", "pytest"],
+        },
+    )
+    result = drive(code_server, "explorer", project, tmp_path, calcPath=str(project / "calc.py"),
+                   calcFixed=CALC_FIXED)  # fmt: skip
+
+    assert f"bundled fixloop {bundle['fixloop']}" in result["texts"]["status"]
+    assert system_python in result["texts"]["status"]
+    assert any("Fix with fixloop" in menu for menu in result["menus"])
+    assert "fixed test_add" in result["texts"]["result"] and "1 file changed" in result["texts"]["result"]
+    assert (project / "calc.py").read_text() == CALC_FIXED
+    assert pytest_passes(project, FAILING_TEST)
+    log = code_server.fixloop_log()
+    assert f"fixloop at {code_server.extensions_dir}" in log  # the fixloop inside the installed extension
+    assert '"testId":"tests/test_calc.py::test_add"' in code_server.trace_file.read_text().replace(" ", "")
+
+
 def test_fix_from_the_palette_streams_thoughts_and_the_test_passes(
     code_server: CodeServer, tmp_path: Path, scripted_model_process: Any
 ) -> None:
     model = scripted_model_process(fix_turns(delay=1.5))
-    project = project_with_settings(tmp_path, **model_settings(model.base_url))
+    project = project_with_settings(tmp_path, **dev_settings(model.base_url))
     thought = "add() subtracts instead of adding"
-    result = drive(
-        code_server,
-        "fix",
-        project,
-        tmp_path,
-        thought=thought,
-        calcPath=str(project / "calc.py"),
-        calcFixed=CALC_FIXED,
-    )
+    result = drive(code_server, "fix", project, tmp_path, thought=thought, calcPath=str(project / "calc.py"),
+                   calcFixed=CALC_FIXED)  # fmt: skip
 
     assert thought in result["texts"]["progress"]
     assert "Cancel" in result["texts"]["progress"]  # the notification is cancellable
-    assert "fixing test_add" in result["texts"]["statusDuringRun"]  # the status bar item
+    assert "fixing test_add" in result["texts"]["statusDuringRun"]  # the language status item
     assert "fixed test_add in" in result["texts"]["result"] and "1 file changed" in result["texts"]["result"]
     assert "Undo" in result["texts"]["result"]
     seen = " | ".join(toast["text"] for toast in result["toastTimeline"])
@@ -230,20 +141,21 @@ def test_fix_from_the_palette_streams_thoughts_and_the_test_passes(
     trace = code_server.trace_file.read_text()
     assert "$/progress" in trace and thought in trace  # the real client's protocol trace
     assert "workspace/applyEdit" in trace
+    assert f'"root": "{project.as_uri()}"' in trace  # the command carries its workspace folder
     for shot in result["screenshots"].values():
         assert Path(shot["file"]).stat().st_size > 10_000
 
 
-def test_a_fix_that_changes_a_test_file_goes_through_the_refactor_preview(
+def test_a_fix_from_the_editor_menu_that_changes_a_test_file_goes_through_the_refactor_preview(
     code_server: CodeServer, tmp_path: Path, scripted_model_process: Any
 ) -> None:
     model = scripted_model_process(fix_and_test_turns())
-    settings = {**model_settings(model.base_url), "fixloop.allowTestEdits": True}
+    settings = {**dev_settings(model.base_url), "fixloop.allowTestEdits": True}
     project = project_with_settings(tmp_path, **settings)
-    result = drive(
-        code_server, "preview", project, tmp_path, calcPath=str(project / "calc.py"), calcFixed=CALC_FIXED
-    )
+    result = drive(code_server, "preview", project, tmp_path, calcPath=str(project / "calc.py"),
+                   calcFixed=CALC_FIXED)  # fmt: skip
 
+    assert any("Fix with fixloop" in menu for menu in result["menus"])  # the editor's context menu
     assert "fixed test_add" in result["texts"]["result"] and "2 files changed" in result["texts"]["result"]
     assert (project / "calc.py").read_text() == CALC_FIXED
     assert (project / "tests" / "test_calc.py").read_text() == TEST_CALC_STRENGTHENED
@@ -254,7 +166,7 @@ def test_fix_of_the_last_failing_test_then_undo_in_the_result_toast(
     code_server: CodeServer, tmp_path: Path, scripted_model_process: Any
 ) -> None:
     model = scripted_model_process(fix_turns())
-    project = project_with_settings(tmp_path, **model_settings(model.base_url))
+    project = project_with_settings(tmp_path, **dev_settings(model.base_url))
     result = drive(code_server, "undo", project, tmp_path)
 
     assert "Undo" in result["texts"]["result"] and "fixed test_add" in result["texts"]["result"]
@@ -267,7 +179,7 @@ def test_cancel_from_the_notification_stops_a_run_started_from_the_code_lens(
     code_server: CodeServer, tmp_path: Path, scripted_model_process: Any
 ) -> None:
     model = scripted_model_process(stalled_turns(60))
-    project = project_with_settings(tmp_path, **model_settings(model.base_url))
+    project = project_with_settings(tmp_path, **dev_settings(model.base_url))
     result = drive(code_server, "cancel", project, tmp_path)
 
     assert "fix" in result["texts"]["codeLens"]  # started from the code lens
@@ -280,12 +192,17 @@ def test_cancel_from_the_notification_stops_a_run_started_from_the_code_lens(
     assert not pytest_passes(project, FAILING_TEST)
 
 
-def test_missing_fixloop_install_shows_the_install_hint(code_server: CodeServer, tmp_path: Path) -> None:
-    python = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
-    if subprocess.run([python, "-c", "import fixloop"], capture_output=True).returncode == 0:
-        pytest.skip(f"{python} has fixloop installed")
-    project = project_with_settings(tmp_path, **{"fixloop.serverPython": python})
+def test_from_environment_with_an_interpreter_lacking_fixloop_offers_the_bundled_one(
+    code_server: CodeServer, tmp_path: Path, system_python: str
+) -> None:
+    if not python_without_fixloop(system_python):
+        pytest.skip(f"{system_python} has fixloop installed")
+    settings = {"fixloop.serverPython": system_python, "fixloop.importStrategy": "fromEnvironment"}
+    project = project_with_settings(tmp_path, **settings)
     result = drive(code_server, "missing", project, tmp_path)
 
-    assert f"{python} -m pip install fixloop" in result["texts"]["hint"]
+    hint = result["texts"]["hint"]
+    assert f"fixloop is not installed for {system_python}" in hint
+    assert "Use bundled fixloop" in hint and "useBundled" in hint
+    assert "pip install fixloop" not in hint
     assert "not installed" in result["texts"]["status"]

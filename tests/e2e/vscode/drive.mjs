@@ -1,6 +1,7 @@
 // Drives the real VS Code workbench (code-server) in headless Chromium with playwright-core, as a user:
 //   node drive.mjs <scenario> <config.json>
-// scenario: fix | cancel | missing. config: {url, folder, out, playwrightCore, chromium, timeoutMs}.
+// scenario: fix | cancel | missing | preview | undo | explorer.
+// config: {url, folder, out, playwrightCore, chromium, timeoutMs, ...the scenario's own keys}.
 // Writes <out>/result.json (steps with their times, texts seen, errors) and screenshots into <out>;
 // exits 0 when the scenario's user-visible steps all happened, 1 otherwise. The Python test checks files.
 import { createRequire } from 'node:module';
@@ -88,6 +89,37 @@ async function saveAll() {
   throw new Error('calc.py on disk never got the fix after File: Save All');
 }
 
+/** The aria-label of Python's language status entry (fixloop's item: its text and detail) once it holds `text`. */
+async function languageStatus(text, timeout = TIMEOUT) {
+  const entry = page.locator('[id="status.languageStatus"]').first();
+  await entry.waitFor({ timeout });
+  const read = async () => {
+    const labels = await entry.evaluate((el) => [el, ...el.querySelectorAll('[aria-label]')].map((e) => e.getAttribute('aria-label') ?? ''));
+    return labels.join(' | ');
+  };
+  const deadline = Date.now() + timeout;
+  let label = await read();
+  while (text && !label.includes(text) && Date.now() < deadline) {
+    await page.waitForTimeout(200);
+    label = await read();
+  }
+  if (text && !label.includes(text)) throw new Error(`language status never showed "${text}" (last: ${label})`);
+  return label;
+}
+
+/** Right-clicks `target` and picks `label` in VS Code's context menu. */
+async function contextMenu(target, label) {
+  await target.click({ button: 'right' });
+  const item = page.locator('.context-view .monaco-menu .action-item', { hasText: label }).first();
+  await item.waitFor({ state: 'visible', timeout: TIMEOUT });
+  result.menus = [...(result.menus ?? []), (await page.locator('.context-view .monaco-menu').first().innerText()).replace(/\s+/g, ' ')];
+  // a menu ignores the mouse-up of the right-click that opened it: give it a moment, as a user's hand does
+  await item.hover();
+  await page.waitForTimeout(400);
+  await item.click();
+  await item.waitFor({ state: 'hidden', timeout: 5_000 });
+}
+
 async function goToLine(line) {
   await page.keyboard.press('Control+G');
   const input = page.locator('.quick-input-widget input');
@@ -147,7 +179,7 @@ async function fix() {
   // the model's thought streams into the progress notification
   result.texts.progress = await waitForToast(config.thought);
   step('thought_shown');
-  result.texts.statusDuringRun = await page.locator('.statusbar-item', { hasText: 'fixloop' }).first().innerText();
+  result.texts.statusDuringRun = await languageStatus('fixing');
   await screenshot('progress', 'the fixloop progress notification showing the model\'s thought, with its Cancel button');
   result.texts.result = await waitForToast('fixloop: fixed');
   step('result_toast');
@@ -192,17 +224,18 @@ async function cancel() {
 async function missing() {
   await openFile('test_calc.py', 'def test_add');
   step('file_open');
-  result.texts.hint = await waitForToast('-m pip install fixloop');
+  result.texts.hint = await waitForToast('is not installed for');
   step('hint_shown');
-  await screenshot('install-hint', 'the error toast saying fixloop is not installed, with the exact pip command');
-  result.texts.status = await page.locator('.statusbar-item', { hasText: 'fixloop' }).first().innerText();
+  await screenshot('install-hint', 'the error toast: fixloop is not installed for that interpreter; Use bundled fixloop / Copy install command');
+  result.texts.status = await languageStatus('not installed');
 }
 
 async function preview() {
   await openFile('test_calc.py', 'def test_add');
   step('file_open');
   await goToLine(config.testLine);
-  await runCommand('fixloop: Fix failing test');
+  // this time from the editor's context menu
+  await contextMenu(page.locator('.editor-instance .view-line', { hasText: 'assert add(2, 3)' }).first(), 'Fix with fixloop');
   step('fix_invoked');
   // the fix changes a test file: VS Code's refactor preview waits for the user
   const apply = page.locator('.monaco-button', { hasText: /^Apply$/ }).first();
@@ -248,7 +281,32 @@ async function undo() {
   await screenshot('undone', 'calc.py back to "return a - b" after Undo in the result toast');
 }
 
-const scenarios = { fix, cancel, missing, preview, undo };
+async function explorer() {
+  await openFile('test_calc.py', 'def test_add');
+  step('file_open');
+  // the bundled server runs with the system Python: the language status says so
+  result.texts.status = await languageStatus('bundled fixloop');
+  step('server_ready');
+  await page.locator('.activitybar .action-label[aria-label^="Testing"]').first().click();
+  const row = page.locator('.test-explorer .monaco-list-row', { hasText: 'test_add' }).first();
+  for (let attempt = 0; attempt < 3 && !(await row.isVisible()); attempt++) {
+    const collapsed = page.locator('.test-explorer .monaco-list-row[aria-expanded="false"]').first();
+    await collapsed.waitFor({ timeout: TIMEOUT });
+    await collapsed.locator('.monaco-tl-twistie').click();
+  }
+  await row.waitFor({ timeout: TIMEOUT });
+  step('test_explorer');
+  await screenshot('test-explorer', 'the Test Explorer of the harness controller: test_add failed, test_double passed');
+  await contextMenu(row, 'Fix with fixloop');
+  step('fix_invoked');
+  result.texts.result = await waitForToast('fixloop: fixed');
+  step('result_toast');
+  await screenshot('result', 'the result toast after "Fix with fixloop" in the Test Explorer, with the bundled server');
+  await saveAll();
+  step('saved');
+}
+
+const scenarios = { fix, cancel, missing, preview, undo, explorer };
 
 try {
   await openWorkbench();

@@ -1,0 +1,29 @@
+// Test harness for fixloop's VS Code e2e: a TestController whose last run failed tests/test_calc.py::test_add,
+// the way a test extension (the Python extension's pytest adapter) shows a failure in the Test Explorer.
+// Item ids are opaque (not node ids), so fixloop must derive the node id from the labels.
+const vscode = require('vscode');
+
+function activate(context) {
+  const folder = vscode.workspace.workspaceFolders && vscode.workspace.workspaceFolders[0];
+  if (!folder) {
+    return;
+  }
+  const controller = vscode.tests.createTestController('fixloop-e2e-tests', 'e2e tests');
+  context.subscriptions.push(controller);
+  const fileUri = vscode.Uri.joinPath(folder.uri, 'tests', 'test_calc.py');
+  const file = controller.createTestItem('file-1', 'test_calc.py', fileUri);
+  const add = controller.createTestItem('case-add', 'test_add', fileUri);
+  add.range = new vscode.Range(7, 0, 8, 26);
+  const double = controller.createTestItem('case-double', 'test_double', fileUri);
+  double.range = new vscode.Range(3, 0, 4, 26);
+  file.children.replace([double, add]);
+  controller.items.replace([file]);
+  const run = controller.createTestRun(new vscode.TestRunRequest([file]), 'last run', false);
+  run.passed(double, 3);
+  const message = new vscode.TestMessage('assert -1 == 5\n +  where -1 = add(2, 3)');
+  message.location = new vscode.Location(fileUri, new vscode.Position(8, 4));
+  run.failed(add, message, 5);
+  run.end();
+}
+
+module.exports = { activate, deactivate() {} };
