@@ -67,11 +67,10 @@ def _add_run_options(parser: argparse.ArgumentParser, root: bool = True) -> None
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    mapping = {"model": "model", "base_url": "baseUrl", "protocol": "protocol", "max_steps": "maxSteps",
-               "attempts": "attempts", "test_timeout": "testTimeout", "allow_test_edits": "allowTestEdits",
-               "temperature": "temperature"}
-    return {key: getattr(args, name) for name, key in mapping.items()
-            if getattr(args, name, None) is not None}
+    """The settings given on the command line: an option's dest is the setting's name (--max-steps)."""
+    from fixloop.config import setting_names
+
+    return {name: value for name in setting_names() if (value := getattr(args, name, None)) is not None}
 
 
 def normalize_test_id(root: Path, raw: str) -> str:

@@ -1,16 +1,19 @@
 """Settings: defaults < [tool.fixloop] < env < initializationOptions < workspace/configuration < CLI.
 
-Every source uses the same keys (camelCase; snake_case accepted in pyproject.toml). Each bad value is
-named in one clear error; `Settings.merge` returns the errors beside settings that keep the last good
-value, so a language server can report them once and carry on with defaults.
+`Settings` is the one typed, defaulted model: each field says its kind (how a raw value converts) and its
+environment variables, and every source is read through it. Keys are the fields' names in camelCase
+(snake_case is accepted too, as pyproject.toml writes them). Adding a setting is one line: a field.
+Each bad value is named in one clear error; `Settings.merge` returns the errors beside settings that keep
+the last good value, so a language server can report them once and carry on with defaults.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable, Mapping
+from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,32 +21,112 @@ from fixloop.errors import ConfigError
 
 PROTOCOLS = ("auto", "tools", "text")
 OPENAI_API = "https://api.openai.com/v1"
+# Keys the editors send for themselves (the VS Code extension's own settings, the interpreter it picked);
+# accepted without an "unknown setting" warning.
+CLIENT_KEYS = frozenset({"trace", "serverPython", "server_python", "importStrategy", "python"})
+
+Convert = Callable[[Any], Any]  # a raw value -> the setting's value; ConfigError("must be ...") if bad
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"must be a string, got {value!r}")
+    return value.strip()
+
+
+def _url(value: Any) -> str:
+    text = _text(value)
+    if text and not text.startswith(("http://", "https://")):
+        raise ConfigError(f"must be an http(s) URL, got {value!r}")
+    return text
+
+
+def _one_of(*choices: str) -> Convert:
+    def convert(value: Any) -> str:
+        if value not in choices:
+            raise ConfigError(f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    return convert
+
+
+def _whole(low: int) -> Convert:
+    def convert(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ConfigError(f"must be a whole number, got {value!r}")
+        try:
+            number = int(value)
+        except ValueError:
+            raise ConfigError(f"must be a whole number, got {value!r}") from None
+        if number < low:
+            raise ConfigError(f"must be at least {low}, got {number}")
+        return number
+
+    return convert
+
+
+def _number(*, zero: bool) -> Convert:
+    def convert(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ConfigError(f"must be a number of seconds, got {value!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ConfigError(f"must be a number, got {value!r}") from None
+        if number < 0 or (number == 0 and not zero):
+            raise ConfigError(f"must be positive, got {value!r}")
+        return number
+
+    return convert
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return value.lower() in ("1", "true", "yes", "on")
+    raise ConfigError(f"must be true or false, got {value!r}")
+
+
+def _command(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = shlex.split(value)
+    if not isinstance(value, list | tuple) or not value or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"must be a non-empty list of strings, got {value!r}")
+    return tuple(value)
+
+
+def setting(default: Any, convert: Convert, *, env: tuple[str, ...] = (),
+            aliases: tuple[str, ...] = ()) -> Any:
+    """A settings field: its default, how a raw value converts, its environment variables (later ones win
+    over earlier ones) and other keys it is known by."""
+    return field(default=default, metadata={"convert": convert, "env": env, "aliases": aliases})
 
 
 @dataclass(frozen=True)
 class Settings:
-    """One fix run's configuration (the public settings table in DESIGN.md, plus engine budgets)."""
+    """One fix run's configuration (the public settings table in the README, plus engine budgets)."""
 
-    model: str = ""
-    base_url: str = ""
-    api_key_env: str = ""
-    protocol: str = "auto"
-    max_steps: int = 30
-    attempts: int = 3
-    test_command: tuple[str, ...] = ("python", "-m", "pytest")
-    test_timeout: float = 60.0
-    allow_test_edits: bool = False
-    run_tests_on_save: bool = False
+    model: str = setting("", _text, env=("FIXLOOP_MODEL",))
+    base_url: str = setting("", _url, env=("OPENAI_BASE_URL", "FIXLOOP_BASE_URL"), aliases=("apiBase",))
+    api_key_env: str = setting("", _text)
+    protocol: str = setting("auto", _one_of(*PROTOCOLS), env=("FIXLOOP_PROTOCOL",))
+    max_steps: int = setting(30, _whole(1), env=("FIXLOOP_MAX_STEPS",))
+    attempts: int = setting(3, _whole(1), env=("FIXLOOP_ATTEMPTS",))
+    test_command: tuple[str, ...] = setting(("python", "-m", "pytest"), _command)
+    test_timeout: float = setting(60.0, _number(zero=False), env=("FIXLOOP_TEST_TIMEOUT",))
+    allow_test_edits: bool = setting(False, _flag)
+    run_tests_on_save: bool = setting(False, _flag)
     # Engine budgets, settable but not part of the editor-facing table.
-    max_tokens: int = 400_000
-    max_seconds: float = 1800.0
-    output_cap: int = 16 * 1024
-    model_timeout: float = 600.0
-    temperature: float = 0.0
-    stream: bool = True
-    compact_tools: bool = False  # one-line tool schemas (always on for the managed local model)
-    local_threads: int = 0
-    local_context: int = 16384
+    max_tokens: int = setting(400_000, _whole(1))
+    max_seconds: float = setting(1800.0, _number(zero=False))
+    output_cap: int = setting(16 * 1024, _whole(1))
+    model_timeout: float = setting(600.0, _number(zero=False))
+    temperature: float = setting(0.0, _number(zero=True))
+    stream: bool = setting(True, _flag)
+    compact_tools: bool = setting(False, _flag)  # one-line tool schemas (always on for the local model)
+    local_threads: int = setting(0, _whole(0))
+    local_context: int = setting(16384, _whole(1))
 
     def api_key(self, env: Mapping[str, str] | None = None) -> str | None:
         """The key from the configured env var, else FIXLOOP_API_KEY, else OPENAI_API_KEY."""
@@ -73,103 +156,45 @@ class Settings:
         changes: dict[str, Any] = {}
         errors: list[str] = []
         for raw_key, raw_value in values.items():
-            name = _FIELD_BY_KEY.get(str(raw_key))
-            if name is None:
-                if str(raw_key) not in _IGNORED_KEYS:
+            spec = _FIELD_BY_KEY.get(str(raw_key))
+            if spec is None:
+                if str(raw_key) not in CLIENT_KEYS:
                     errors.append(f"{source}: unknown setting {raw_key!r}")
                 continue
             if raw_value is None:
                 continue
             try:
-                changes[name] = _convert(name, raw_value)
+                changes[spec.name] = spec.metadata["convert"](raw_value)
             except ConfigError as error:
-                errors.append(f"{source}: {_camel(name)} {error.message}")
+                errors.append(f"{source}: {camel_case(spec.name)} {error.message}")
         return replace(self, **changes), errors
 
 
-# Client-side settings (VS Code extension), and `python` (the project's interpreter, CONTRACT: clients
-# send it per folder; the server accepts it now and uses it once it picks the tests' interpreter).
-_IGNORED_KEYS = {"trace", "serverPython", "server_python", "importStrategy", "python"}
-
-
-def _camel(name: str) -> str:
+def camel_case(name: str) -> str:
+    """A field's key in the editors' settings: max_steps -> maxSteps."""
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
 
 
-_FIELD_BY_KEY: dict[str, str] = {}
-for _f in fields(Settings):
-    _FIELD_BY_KEY[_f.name] = _f.name
-    _FIELD_BY_KEY[_camel(_f.name)] = _f.name
-_FIELD_BY_KEY["apiBase"] = "base_url"
+def setting_names() -> tuple[str, ...]:
+    """Every setting's snake_case name (the fields of `Settings`)."""
+    return tuple(spec.name for spec in fields(Settings))
 
 
-def _convert(name: str, value: Any) -> Any:
-    if name in ("model", "base_url", "api_key_env"):
-        if not isinstance(value, str):
-            raise ConfigError(f"must be a string, got {value!r}")
-        if name == "base_url" and value and not value.startswith(("http://", "https://")):
-            raise ConfigError(f"must be an http(s) URL, got {value!r}")
-        return value.strip()
-    if name == "protocol":
-        if value not in PROTOCOLS:
-            raise ConfigError(f"must be one of {', '.join(PROTOCOLS)}, got {value!r}")
-        return value
-    if name in ("max_steps", "attempts", "max_tokens", "output_cap", "local_threads", "local_context"):
-        if isinstance(value, bool) or not isinstance(value, int | str):
-            raise ConfigError(f"must be a whole number, got {value!r}")
-        try:
-            number = int(value)
-        except ValueError:
-            raise ConfigError(f"must be a whole number, got {value!r}") from None
-        low = 0 if name == "local_threads" else 1
-        if number < low:
-            raise ConfigError(f"must be at least {low}, got {number}")
-        return number
-    if name in ("test_timeout", "max_seconds", "model_timeout", "temperature"):
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise ConfigError(f"must be a number of seconds, got {value!r}")
-        try:
-            number = float(value)
-        except ValueError:
-            raise ConfigError(f"must be a number, got {value!r}") from None
-        if number < 0 or (number == 0 and name != "temperature"):
-            raise ConfigError(f"must be positive, got {value!r}")
-        return number
-    if name in ("allow_test_edits", "run_tests_on_save", "stream", "compact_tools"):
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-            return value.lower() in ("1", "true", "yes", "on")
-        raise ConfigError(f"must be true or false, got {value!r}")
-    if name == "test_command":
-        if isinstance(value, str):
-            import shlex
-
-            value = shlex.split(value)
-        if not isinstance(value, list | tuple) or not value or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"must be a non-empty list of strings, got {value!r}")
-        return tuple(value)
-    raise ConfigError(f"is not settable, got {value!r}")  # pragma: no cover
-
-
-ENV_KEYS = {
-    "FIXLOOP_MODEL": "model",
-    "FIXLOOP_BASE_URL": "baseUrl",
-    "FIXLOOP_PROTOCOL": "protocol",
-    "FIXLOOP_MAX_STEPS": "maxSteps",
-    "FIXLOOP_ATTEMPTS": "attempts",
-    "FIXLOOP_TEST_TIMEOUT": "testTimeout",
+_FIELD_BY_KEY: dict[str, Field[Any]] = {
+    key: spec
+    for spec in fields(Settings)
+    for key in (spec.name, camel_case(spec.name), *spec.metadata["aliases"])
 }
 
 
 def env_values(env: Mapping[str, str]) -> dict[str, Any]:
+    """The settings the environment gives (FIXLOOP_MODEL, ...), keyed by field name."""
     values: dict[str, Any] = {}
-    if env.get("OPENAI_BASE_URL"):
-        values["baseUrl"] = env["OPENAI_BASE_URL"]
-    for var, key in ENV_KEYS.items():
-        if env.get(var):
-            values[key] = env[var]
+    for spec in fields(Settings):
+        for variable in spec.metadata["env"]:
+            if env.get(variable):
+                values[spec.name] = env[variable]
     return values
 
 

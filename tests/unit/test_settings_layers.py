@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.config import Settings, SettingsSources, load_settings
+from fixloop.config import Settings, SettingsSources, camel_case, load_settings, setting_names
 from fixloop.errors import ConfigError
 
 
@@ -77,3 +77,24 @@ def test_api_key_comes_from_the_named_variable():
 def test_missing_model_is_an_actionable_error():
     with pytest.raises(ConfigError, match="FIXLOOP_MODEL"):
         Settings().require_model()
+
+
+def test_every_setting_is_read_by_its_camel_case_and_snake_case_key(tmp_path: Path):
+    """The settings model drives conversion: a field is a setting under both names, with no extra table."""
+    for name in setting_names():
+        default = getattr(Settings(), name)
+        value = list(default) if isinstance(default, tuple) else default
+        for key in (name, camel_case(name)):
+            settings, errors = SettingsSources(tmp_path, env={}, init_options={key: value}).resolve()
+            assert (settings, errors) == (Settings(), []), key
+
+
+def test_environment_variables_fill_their_settings(tmp_path: Path):
+    env = {"FIXLOOP_MODEL": "m", "OPENAI_BASE_URL": "http://openai/v1", "FIXLOOP_PROTOCOL": "text",
+           "FIXLOOP_MAX_STEPS": "9", "FIXLOOP_ATTEMPTS": "2", "FIXLOOP_TEST_TIMEOUT": "5"}
+    settings, errors = SettingsSources(tmp_path, env=env).resolve()
+    assert errors == []
+    assert (settings.model, settings.base_url, settings.protocol, settings.max_steps, settings.attempts,
+            settings.test_timeout) == ("m", "http://openai/v1", "text", 9, 2, 5.0)
+    both = SettingsSources(tmp_path, env={**env, "FIXLOOP_BASE_URL": "http://mine/v1"}).resolve()[0]
+    assert both.base_url == "http://mine/v1"

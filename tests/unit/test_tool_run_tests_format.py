@@ -4,42 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fixloop.errors import TestRunError
+from fixloop.pytest_runner import TestOutcome, TestRun
 from fixloop.tools import build_toolbox, format_test_run
 from fixloop.tools.workspace import Workspace
 
-
-@dataclass(frozen=True)
-class Outcome:
-    test_id: str
-    outcome: str
-    message: str = ""
-    location: str | None = None
-    traceback: str = ""
-    duration: float = 0.0
-    when: str = "call"
+Outcome = TestOutcome
 
 
-@dataclass(frozen=True)
-class Run:
-    results: dict[str, Outcome]
-    exit_code: int = 1
-    timed_out: bool = False
-    duration: float = 0.31
-    output: str = ""
-    errors: tuple[str, ...] = ()
-    hung_test: str | None = None
+def Run(results: dict[str, TestOutcome], exit_code: int = 1, timed_out: bool = False,
+        duration: float = 0.31, output: str = "", errors: tuple[str, ...] = (),
+        hung_test: str | None = None) -> TestRun:
+    return TestRun(results, exit_code, timed_out, duration, output, errors, hung_test)
 
 
 @dataclass
 class FakeRunner:
-    run_result: Run | None = None
+    """A runner that answers with a prepared TestRun (or raises), recording what it was asked to run."""
+
+    run_result: TestRun | None = None
     error: Exception | None = None
     timeout: float = 60.0
+    root: Path = Path(".")
     calls: list[list[str]] = field(default_factory=list)
 
-    async def run(self, test_ids: Sequence[str] = ()) -> Run:
+    async def run(self, test_ids: Sequence[str] = ()) -> TestRun:
         self.calls.append(list(test_ids))
         if self.error:
             raise self.error

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
 
+Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
+Phase = Literal["setup", "call", "teardown", "collect"]
 FAILING_OUTCOMES = ("failed", "error")
 
 
@@ -23,13 +28,13 @@ class TestOutcome:
     __test__ = False  # not a pytest test class
 
     test_id: str
-    outcome: str  # passed | failed | error | skipped | xfailed | xpassed
+    outcome: Outcome
     message: str = ""  # one line, e.g. "AssertionError: assert 3 == 4"
     location: str | None = None  # "path:line" of the failing line (innermost project frame), relative
     traceback: str = ""  # pytest's short-style traceback, trimmed
     frames: tuple[Frame, ...] = ()  # project frames only, outermost first
     duration: float = 0.0
-    when: str = "call"  # setup | call | teardown | collect
+    when: Phase = "call"
 
     @property
     def failing(self) -> bool:
@@ -82,3 +87,14 @@ class TestRun:
         if self.timed_out:
             text += f" (timed out{f' in {self.hung_test}' if self.hung_test else ''})"
         return text
+
+
+class TestRunner(Protocol):
+    """What the tools and the gate need of a test runner: `PytestRunner`, or a test's own."""
+
+    __test__ = False  # not a pytest test class
+
+    root: Path
+    timeout: float
+
+    async def run(self, test_ids: Sequence[str] = ()) -> TestRun: ...

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fixloop.pytest_runner import TestRunner
 from fixloop.tools.base import Tool, ToolResult
 from fixloop.tools.edit_file import EditFileTool
 from fixloop.tools.list_files import ListFilesTool
 from fixloop.tools.read_file import ReadFileTool
-from fixloop.tools.run_tests import RunTestsTool, TestRunner, format_test_run
+from fixloop.tools.run_tests import RunTestsTool, format_test_run
 from fixloop.tools.search import SearchTool
 from fixloop.tools.submit import SubmitTool
 from fixloop.tools.toolbox import Toolbox
@@ -52,7 +53,6 @@ __all__ = [
     "RunTestsTool",
     "SearchTool",
     "SubmitTool",
-    "TestRunner",
     "Tool",
     "ToolResult",
     "Toolbox",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
+from fixloop.pytest_runner.results import TestOutcome, TestRun, TestRunner
 from fixloop.tools.base import Tool, ToolResult
 
 MAX_DETAILED = 8
@@ -12,12 +13,6 @@ MAX_TRACEBACK_LINES = 30
 MAX_TRACEBACK_CHARS = 2500
 OUTCOME_ORDER = ("failed", "error", "passed", "skipped", "xfailed", "xpassed")
 FAILING = ("failed", "error")
-
-
-class TestRunner(Protocol):
-    """What run_tests needs of `fixloop.pytest_runner.PytestRunner`."""
-
-    async def run(self, test_ids: Sequence[str] = ()) -> Any: ...
 
 
 class RunTestsTool(Tool):
@@ -51,45 +46,37 @@ class RunTestsTool(Tool):
     async def run(self, test_ids: list[str] | None = None) -> ToolResult:
         ids = [tid.strip() for tid in test_ids or () if tid.strip()] or list(self.default_test_ids)
         run = await self.runner.run(ids)
-        return ToolResult(format_test_run(run, getattr(self.runner, "timeout", None)))
+        return ToolResult(format_test_run(run, self.runner.timeout))
 
 
-def format_test_run(run: Any, timeout: float | None = None) -> str:
+def format_test_run(run: TestRun, timeout: float | None = None) -> str:
     """A TestRun as compact text: summary line, then each failing test's message, location and traceback."""
-    results: dict[str, Any] = dict(getattr(run, "results", {}) or {})
-    errors: Sequence[str] = tuple(getattr(run, "errors", ()) or ())
     lines: list[str] = []
-    if getattr(run, "timed_out", False):
-        seconds = timeout if timeout is not None else getattr(run, "duration", 0.0)
-        hung = getattr(run, "hung_test", None)
-        where = f" while running {hung}" if hung else ""
+    if run.timed_out:
+        seconds = timeout if timeout is not None else run.duration
+        where = f" while running {run.hung_test}" if run.hung_test else ""
         lines.append(f"tests timed out after {seconds:g} s{where}; the test may loop forever or wait on "
                      f"something that never comes")
-    lines.append(_summary(results, errors, float(getattr(run, "duration", 0.0) or 0.0)))
-    if results and not errors and not getattr(run, "timed_out", False) and all(
-            getattr(o, "outcome", "") not in FAILING for o in results.values()):
+    lines.append(_summary(run.results, run.errors, run.duration))
+    failing = [outcome for outcome in run.results.values() if outcome.outcome in FAILING]
+    if run.results and not run.errors and not run.timed_out and not failing:
         lines.append("These tests pass now. If the failing test was among them, call submit with a "
                      "one-sentence summary of the fix.")
-    for error in errors:
-        lines.append(f"collection error: {error}")
-    failing = [outcome for outcome in results.values() if getattr(outcome, "outcome", "") in FAILING]
+    lines += [f"collection error: {error}" for error in run.errors]
     for outcome in failing[:MAX_DETAILED]:
-        lines.append("")
-        lines.extend(_failure(outcome))
+        lines += ["", *_failure(outcome)]
     if len(failing) > MAX_DETAILED:
         rest = failing[MAX_DETAILED:]
-        lines.append("")
-        lines.append(f"{len(rest)} more failing: " + ", ".join(o.test_id for o in rest[:30])
-                     + (", …" if len(rest) > 30 else ""))
-    if not results and not errors and not getattr(run, "timed_out", False):
-        output = str(getattr(run, "output", "") or "").strip()
-        if output:
-            lines.append(f"pytest exited with code {getattr(run, 'exit_code', '?')}; its output ends:")
-            lines.extend(output.splitlines()[-20:])
+        lines += ["", f"{len(rest)} more failing: " + ", ".join(o.test_id for o in rest[:30])
+                  + (", …" if len(rest) > 30 else "")]
+    output = run.output.strip()
+    if not run.results and not run.errors and not run.timed_out and output:
+        lines.append(f"pytest exited with code {run.exit_code}; its output ends:")
+        lines.extend(output.splitlines()[-20:])
     return "\n".join(lines)
 
 
-def _summary(results: dict[str, Any], errors: Sequence[str], duration: float) -> str:
+def _summary(results: Mapping[str, TestOutcome], errors: Sequence[str], duration: float) -> str:
     counts: dict[str, int] = {}
     for outcome in results.values():
         counts[outcome.outcome] = counts.get(outcome.outcome, 0) + 1
@@ -100,16 +87,16 @@ def _summary(results: dict[str, Any], errors: Sequence[str], duration: float) ->
     return (", ".join(parts) or "no tests ran") + f" in {duration:.2f}s"
 
 
-def _failure(outcome: Any) -> list[str]:
+def _failure(outcome: TestOutcome) -> list[str]:
     label = "FAILED" if outcome.outcome == "failed" else "ERROR"
-    when = getattr(outcome, "when", "call")
+    when = outcome.when
     phase = f" (in {when})" if outcome.outcome == "error" and when and when != "call" else ""
     lines = [f"{label} {outcome.test_id}{phase}"]
-    if getattr(outcome, "message", ""):
+    if outcome.message:
         lines.append(f"  {outcome.message}")
-    if getattr(outcome, "location", None):
+    if outcome.location:
         lines.append(f"  at {outcome.location}")
-    traceback = str(getattr(outcome, "traceback", "") or "").rstrip()
+    traceback = outcome.traceback.rstrip()
     if traceback:
         tb_lines = traceback.splitlines()
         if len(tb_lines) > MAX_TRACEBACK_LINES:

@@ -4,7 +4,7 @@
 what the fix does not need, and `gate` judges a submit with all three.
 """
 
-from fixloop.verify.baseline import Baseline, TestRunner, record_baseline, related_test_modules
+from fixloop.verify.baseline import Baseline, record_baseline, related_test_modules
 from fixloop.verify.gate import GateVerdict, VerificationGate
 from fixloop.verify.proposal import proposal_changes
 from fixloop.verify.tamper import tamper_reasons
@@ -12,7 +12,6 @@ from fixloop.verify.tamper import tamper_reasons
 __all__ = [
     "Baseline",
     "GateVerdict",
-    "TestRunner",
     "VerificationGate",
     "proposal_changes",
     "record_baseline",

@@ -6,20 +6,11 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Protocol
 
 from fixloop.errors import NothingToFix, TestRunError
 from fixloop.project import is_test_path, module_map, python_files
-from fixloop.pytest_runner import TestOutcome, TestRun
+from fixloop.pytest_runner import TestOutcome, TestRun, TestRunner
 from fixloop.verify.imports import imports_of
-
-
-class TestRunner(Protocol):
-    """What the gate needs of `fixloop.pytest_runner.PytestRunner`."""
-
-    __test__ = False  # not a pytest test class
-
-    async def run(self, test_ids: Sequence[str] = ()) -> TestRun: ...
 
 
 @dataclass(frozen=True)
@@ -65,9 +56,8 @@ async def record_baseline(
     if not target_ids:
         raise TestRunError("no test ids given: name the failing test(s) to fix")
     targets = tuple(dict.fromkeys(target_ids))
-    root = root if root is not None else getattr(runner, "root", None)
     modules = list(dict.fromkeys(target.split("::", 1)[0] for target in targets))
-    related = await asyncio.to_thread(related_test_modules, Path(root), modules) if root is not None else []
+    related = await asyncio.to_thread(related_test_modules, root or runner.root, modules)
     scope = _scope(targets, related)
     run = await runner.run(list(scope))
     failing = False

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from fixloop.errors import TestRunError
 from fixloop.project import is_test_path
-from fixloop.pytest_runner import TestOutcome, TestRun
+from fixloop.pytest_runner import TestOutcome, TestRun, TestRunner
 from fixloop.shadow import ShadowWorkspace
-from fixloop.verify.baseline import Baseline, TestRunner, matches, target_outcomes
+from fixloop.verify.baseline import Baseline, matches, target_outcomes
 from fixloop.verify.proposal import proposal_changes
 from fixloop.verify.tamper import tamper_reasons
 
@@ -71,8 +71,7 @@ class VerificationGate:
 
     def _judge(self, run: TestRun) -> GateVerdict:
         if run.timed_out:
-            limit = getattr(self.runner, "timeout", None)
-            after = f" after {limit:g}s" if isinstance(limit, int | float) else ""
+            after = f" after {self.runner.timeout:g}s"
             hung = f" while running {run.hung_test}" if run.hung_test else ""
             return GateVerdict(
                 False,
