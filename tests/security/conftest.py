@@ -15,10 +15,10 @@ from hostile import Trap, build_trap, kill_marked, ledger_table
 
 
 @pytest.fixture(scope="module")
-def trap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trap]:
+def trap(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trap]:
     """The user's project with its secrets and links out; HOME, TMPDIR and the cache point into the trap,
-    so anything a run writes outside the project is seen."""
-    built = build_trap(tmp_path_factory.mktemp("trap"))
+    so anything a run writes outside the project is seen. A module's `TRAP_FILES` adds files to it."""
+    built = build_trap(tmp_path_factory.mktemp("trap"), getattr(request.module, "TRAP_FILES", None))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HOME", str(built.home))
         patch.setenv("TMPDIR", str(built.tmp))

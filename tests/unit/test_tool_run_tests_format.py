@@ -67,6 +67,8 @@ async def test_default_ids_and_compact_report(tmp_path) -> None:
 
 
 async def test_given_ids_and_a_bare_string_are_passed_through(tmp_path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_app.py").write_text("def test_ok0():\n    pass\n")
     runner = FakeRunner(Run(passed(1), exit_code=0))
     toolbox = build_toolbox(Workspace(tmp_path), runner, default_test_ids=["tests/test_app.py::test_add"])
     await toolbox.call("run_tests", {"test_ids": ["tests/test_app.py", " "]})
@@ -85,10 +87,15 @@ async def test_timeout_names_the_hung_test(tmp_path) -> None:
 
 
 async def test_bad_test_id_is_an_error_observation(tmp_path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_app.py").write_text("def test_add():\n    pass\n")
     runner = FakeRunner(error=TestRunError("no test 'tests/test_app.py::nope'; tests there: test_add"))
-    result = await build_toolbox(Workspace(tmp_path), runner).call("run_tests", {"test_ids": ["nope"]})
+    toolbox = build_toolbox(Workspace(tmp_path), runner)
+    result = await toolbox.call("run_tests", {"test_ids": ["tests/test_app.py::nope"]})
     assert result.is_error
     assert result.text == "no test 'tests/test_app.py::nope'; tests there: test_add"
+    missing = await toolbox.call("run_tests", {"test_ids": ["nope"]})
+    assert missing.is_error and missing.text.startswith("test id 'nope': 'nope' does not exist")
 
 
 def test_collection_errors_and_setup_errors() -> None:

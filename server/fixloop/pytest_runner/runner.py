@@ -2,6 +2,10 @@
 
 stdout is captured (in the language server fd 1 is the LSP channel), the process runs in its own session so
 a timeout or a cancel kills the whole group, and nothing is written into the project: no cache, no bytecode.
+The command line is fixloop's alone: test ids come after `--` and none may start with `-` or `@`; pytest's
+temp folder is pinned inside the run's scratch area, where HOME and TMPDIR point too. The command runs
+under `reaper.py`, which kills every process the tests leave behind (new sessions included); processes
+that escape it anyway are found by a mark in their environment and killed.
 """
 
 from __future__ import annotations
@@ -12,23 +16,28 @@ import os
 import re
 import shutil
 import signal
+import site
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fixloop.errors import TestRunError
+from fixloop.processes import RUN_MARK_ENV, kill_marked
 from fixloop.pytest_runner.fold import FinishedProcess, fold_run, read_records
 from fixloop.pytest_runner.pytest_output import OUTPUT_CAP, read_text, tail_of
+from fixloop.pytest_runner.reaper import NOT_EXECUTABLE, NOT_FOUND
 from fixloop.pytest_runner.results import TestRun
 
 PLUGIN_MODULE = "fixloop_pytest_report"
 REPORT_ENV = "FIXLOOP_REPORT_FILE"
-KILL_GRACE = 0.5
+KILL_GRACE = 1.0  # the reaper stops the command and sweeps within this
 STACK_DUMP_WAIT = 0.3
 STACK_FILE = "stacks.txt"  # the plugin's faulthandler dump, next to the report
 _PLUGIN_SOURCE = Path(__file__).with_name("report_plugin.py")
+_REAPER = Path(__file__).with_name("reaper.py")
 
 
 class PytestRunner:
@@ -40,13 +49,17 @@ class PytestRunner:
         command: Sequence[str] = ("python", "-m", "pytest"),
         timeout: float = 60.0,
         env: Mapping[str, str] | None = None,
+        scratch: Path | None = None,
     ) -> None:
+        """`scratch`: where each run's temp, home and report folders go (the shadow's scratch area); a
+        fresh system temp folder per run when None."""
         if not command:
             raise TestRunError("testCommand is empty: set it to e.g. [\"python\", \"-m\", \"pytest\"]")
         self.root = Path(root).resolve()
         self.command = _resolve_command(command)
         self.timeout = timeout
         self.env = dict(env) if env is not None else None
+        self.scratch = Path(scratch) if scratch is not None else None
         self.seconds = 0.0  # wall time of every run so far (the run's figures)
 
     async def run(self, test_ids: Sequence[str] = ()) -> TestRun:
@@ -81,7 +94,11 @@ class PytestRunner:
         )
 
     async def _run_once(self, test_ids: list[str]) -> TestRun:
-        workdir = Path(tempfile.mkdtemp(prefix="fixloop-pytest-"))
+        if self.scratch is not None:
+            self.scratch.mkdir(parents=True, exist_ok=True)
+            workdir = Path(tempfile.mkdtemp(prefix="pytest-", dir=self.scratch))
+        else:
+            workdir = Path(tempfile.mkdtemp(prefix="fixloop-pytest-"))
         try:
             shutil.copyfile(_PLUGIN_SOURCE, workdir / f"{PLUGIN_MODULE}.py")
             report_path = workdir / "report.jsonl"
@@ -90,7 +107,13 @@ class PytestRunner:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def argv(self, test_ids: Sequence[str]) -> list[str]:
+    def argv(self, test_ids: Sequence[str], workdir: Path | None = None) -> list[str]:
+        """pytest's command line: fixloop's options, then `--` and the node ids (never an option)."""
+        for test_id in test_ids:
+            if test_id.startswith(("-", "@")) or "\0" in test_id:
+                raise TestRunError(f"{test_id[:80]!r} is not a test id: only node ids are run, never pytest "
+                                   f"options or @files (e.g. 'tests/test_app.py::test_parse')")
+        pinned = [f"--basetemp={workdir / 'basetemp'}"] if workdir is not None else []
         return [
             *self.command,
             "-p", PLUGIN_MODULE,
@@ -100,14 +123,26 @@ class PytestRunner:
             "--color=no",
             "--continue-on-collection-errors",
             "-o", "console_output_style=classic",
+            *pinned,
             f"--rootdir={self.root}",
+            "--",
             *test_ids,
         ]  # fmt: skip
 
-    def _environment(self, workdir: Path, report_path: Path) -> dict[str, str]:
+    def _environment(self, workdir: Path, report_path: Path, mark: str) -> dict[str, str]:
         env = dict(os.environ)
         if self.env:
             env.update(self.env)
+        # Home and temp folders of the tests live in the run's scratch area, never the user's; the user's
+        # packages installed with --user stay importable.
+        home, temp = workdir / "home", workdir / "tmp"
+        home.mkdir(exist_ok=True)
+        temp.mkdir(exist_ok=True)
+        env.setdefault("PYTHONUSERBASE", site.getuserbase())
+        env.update(HOME=str(home), USERPROFILE=str(home), TMPDIR=str(temp), TEMP=str(temp), TMP=str(temp))
+        for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+            env[name] = str(home / name.lower())
+        env[RUN_MARK_ENV] = mark
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env[REPORT_ENV] = str(report_path)
         env.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(workdir / "hypothesis"))
@@ -117,11 +152,13 @@ class PytestRunner:
 
     async def _run_in(self, workdir: Path, report_path: Path, test_ids: list[str]) -> TestRun:
         started = time.monotonic()
+        mark = uuid.uuid4().hex
+        command = [sys.executable, "-I", "-S", str(_REAPER), "--", *self.argv(test_ids, workdir)]
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.argv(test_ids),
+                *command,
                 cwd=self.root,
-                env=self._environment(workdir, report_path),
+                env=self._environment(workdir, report_path, mark),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
@@ -152,6 +189,7 @@ class PytestRunner:
             raise
         finally:
             reader.cancel()
+            kill_marked(mark)
         finished = FinishedProcess(
             records=read_records(report_path),
             exit_code=proc.returncode if proc.returncode is not None else -1,
@@ -165,6 +203,10 @@ class PytestRunner:
         return fold_run(self.root, self.timeout, test_ids, finished)
 
     def _raise_for_startup_failure(self, output: str) -> None:
+        if NOT_FOUND in output:
+            raise TestRunError(f"test command not found: {self.command[0]!r}: set testCommand")
+        if NOT_EXECUTABLE in output:
+            raise TestRunError(f"test command is not executable: {self.command[0]!r}: set testCommand")
         if re.search(r"No module named '?pytest'?(\s|$)", output):
             raise TestRunError(f"pytest is not installed for {self.command[0]}: set testCommand")
         if f"No module named '{PLUGIN_MODULE}'" in output or f"No module named {PLUGIN_MODULE}" in output:

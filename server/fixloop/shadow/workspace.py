@@ -280,6 +280,11 @@ class ShadowWorkspace:
         """The folder holding the tree and the shadow's bookkeeping (removed on close)."""
         return self._container
 
+    @property
+    def scratch(self) -> Path:
+        """The run's scratch area, beside the tree and never in it: the tests' temp and home folders."""
+        return self._container / "scratch"
+
     def __enter__(self) -> ShadowWorkspace:
         return self
 

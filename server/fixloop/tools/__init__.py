@@ -37,7 +37,7 @@ def build_toolbox(
         ReadFileTool(workspace),
         ListFilesTool(workspace),
         SearchTool(workspace),
-        RunTestsTool(runner, default_test_ids),
+        RunTestsTool(runner, default_test_ids, workspace),
         EditFileTool(workspace, protect_tests),
         WriteFileTool(workspace, write_file_max_bytes, protect_tests),
         SubmitTool(),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from fixloop.pytest_runner.results import TestOutcome, TestRun, TestRunner
 from fixloop.tools.base import Tool, ToolResult
+from fixloop.tools.test_ids import checked_test_ids
+from fixloop.tools.workspace import Workspace
 
 MAX_DETAILED = 8
 MAX_TRACEBACK_LINES = 30
@@ -21,8 +24,8 @@ class RunTestsTool(Tool):
     description = (
         "Run tests with pytest and report the outcome: a summary line, then for each failing test its "
         "message, location and traceback. test_ids are pytest node ids relative to the project root, "
-        "e.g. 'tests/test_app.py::test_parse' or a whole file 'tests/test_app.py'. Without test_ids the "
-        "tests this task is about are run."
+        "e.g. 'tests/test_app.py::test_parse' or a whole file 'tests/test_app.py' (no pytest options). "
+        "Without test_ids the tests this task is about are run."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -39,12 +42,18 @@ class RunTestsTool(Tool):
     read_only = False  # runs in order with the edits, never beside them
     truncation_hint = "run fewer tests"
 
-    def __init__(self, runner: TestRunner, default_test_ids: Sequence[str] = ()) -> None:
+    def __init__(self, runner: TestRunner, default_test_ids: Sequence[str] = (),
+                 workspace: Workspace | None = None) -> None:
         self.runner = runner
         self.default_test_ids = tuple(default_test_ids)
+        self.workspace = workspace
 
     async def run(self, test_ids: list[str] | None = None) -> ToolResult:
-        ids = [tid.strip() for tid in test_ids or () if tid.strip()] or list(self.default_test_ids)
+        given = [tid for tid in test_ids or () if tid.strip()]
+        if given and self.workspace is not None:
+            ids = await asyncio.to_thread(checked_test_ids, self.workspace, given, self.default_test_ids)
+        else:
+            ids = [tid.strip() for tid in given] or list(self.default_test_ids)
         run = await self.runner.run(ids)
         return ToolResult(format_test_run(run, self.runner.timeout))
 
