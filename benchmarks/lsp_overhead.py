@@ -23,7 +23,8 @@ from typing import Any
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities, make_test_lsp_client
 
-from fixloop.testing.scripted_model import ScriptedModelServer
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the scripted model is test support
+from scripted_model import ScriptedModelServer
 
 CALC = "def add(a, b):\n    return a - b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"

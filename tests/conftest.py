@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # `import support` from any test folder
 
-from fixloop.testing.scripted_model import ScriptedModelServer
+from scripted_model import ScriptedModelServer
 from support import copy_project
 
 

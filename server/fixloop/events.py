@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fixloop.result import FixStatus
+
 
 @dataclass(frozen=True)
 class ThoughtDelta:
@@ -75,9 +77,9 @@ class Notice:
 
 @dataclass(frozen=True)
 class Done:
-    """The run is over; `status` is one of fixed, not_fixed, cancelled, error."""
+    """The run is over, and how."""
 
-    status: str
+    status: FixStatus
     summary: str
     step: int
     extra: dict[str, Any] = field(default_factory=dict)

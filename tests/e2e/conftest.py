@@ -33,7 +33,8 @@ def scripted_model_process(tmp_path: Path) -> Iterator[Callable[[list[dict[str, 
         script = tmp_path / f"script-{len(started)}.json"
         script.write_text(json.dumps({"turns": turns}))
         process = subprocess.Popen(
-            [sys.executable, "-m", "fixloop.testing.scripted_model", "--script", str(script), "--quiet"],
+            [sys.executable, "-m", "scripted_model", "--script", str(script), "--quiet"],
+            cwd=Path(__file__).parents[1],  # tests/, where the scripted_model package lives
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

@@ -13,7 +13,7 @@ from fixloop.config import load_settings
 from fixloop.engine import FixRequest, FixRun
 from fixloop.events import Event, Notice
 from fixloop.result import FixResult
-from fixloop.testing.scripted_model import ScriptedModelServer
+from scripted_model import ScriptedModelServer
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.testing.scripted_model import ScriptedModelServer
+from scripted_model import ScriptedModelServer
 from support import PROJECTS_DIR, fix_script
 
 ONESHOT_REPLY = """factorial adds instead of multiplying. The corrected function:

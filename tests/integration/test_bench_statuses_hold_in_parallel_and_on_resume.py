@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.testing.scripted_model import ScriptedModelServer
+from scripted_model import ScriptedModelServer
 from support import write_project
 
 GOOD_CALC = "def add(a, b):\n    return a + b\n"

@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from fixloop import demo
 from fixloop.errors import ConfigError
-from fixloop.testing.scripted_model import ScriptedModelServer
+from scripted_model import ScriptedModelServer
 from support import fix_script, load_fix
 
 FIX_TURNS = fix_script("demo")  # read mathutils.py, make the recorded fix, run the test, submit

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.testing.scripted_model import normalize_script
+from scripted_model import normalize_script
 from support import (
     PROJECTS_DIR,
     SCRIPTS_DIR,

@@ -7,13 +7,14 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import httpx2
 import openai
 import pytest
 
-from fixloop.testing.scripted_model import ScriptedModelServer, ScriptError
+from scripted_model import ScriptedModelServer, ScriptError
 
 MESSAGES: list[Any] = [{"role": "user", "content": "fix tests/test_x.py::test_y"}]
 TOOLS: list[Any] = [
@@ -278,7 +279,8 @@ def test_runs_as_a_module(tmp_path: Any) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"model": "cli-model", "turns": [{"content": "from the cli"}]}))
     process = subprocess.Popen(
-        [sys.executable, "-m", "fixloop.testing.scripted_model", "--script", str(script)],
+        [sys.executable, "-m", "scripted_model", "--script", str(script)],
+        cwd=Path(__file__).parents[1],  # tests/, where the scripted_model package lives
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
