@@ -142,9 +142,9 @@ class ChatModel:
             attempt += 1
             await asyncio.sleep(delay)
 
-    async def _complete_once(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
-                             stop: Sequence[str] | None,
-                             on_delta: Callable[[str], None] | None) -> ModelReply:
+    def _request(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
+                 stop: Sequence[str] | None) -> dict[str, Any]:
+        """The chat completion request's arguments (left out when empty)."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages),
                                   "temperature": self.temperature}
         if tools:
@@ -153,6 +153,12 @@ class ChatModel:
             kwargs["stop"] = list(stop)
         if self.max_output_tokens:
             kwargs["max_tokens"] = self.max_output_tokens
+        return kwargs
+
+    async def _complete_once(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
+                             stop: Sequence[str] | None,
+                             on_delta: Callable[[str], None] | None) -> ModelReply:
+        kwargs = self._request(messages, tools, stop)
         if not self.stream:
             try:
                 response = await self._client.chat.completions.create(**kwargs)
@@ -166,51 +172,14 @@ class ChatModel:
                 **kwargs, stream=True, stream_options={"include_usage": True})
         except openai.APITimeoutError:
             raise _Stalled(False) from None
-        content: list[str] = []
-        refusal: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
-        finish_reason = None
-        prompt_tokens = completion_tokens = 0
-        answered = False  # a chunk with a choice came
+        streamed = _StreamedReply(on_delta)
         async for chunk in self._chunks(stream):
-            if getattr(chunk, "usage", None) is not None:
-                prompt_tokens = chunk.usage.prompt_tokens or 0
-                completion_tokens = chunk.usage.completion_tokens or 0
-            for choice in getattr(chunk, "choices", None) or []:
-                answered = True
-                delta = choice.delta
-                if delta is not None:
-                    if delta.content:
-                        content.append(delta.content)
-                        if on_delta is not None:
-                            on_delta(delta.content)
-                    if getattr(delta, "refusal", None):
-                        refusal.append(delta.refusal)
-                    for call in delta.tool_calls or []:
-                        slot = calls.setdefault(call.index or 0, {"id": "", "name": "", "arguments": ""})
-                        if call.id:
-                            slot["id"] = call.id
-                        if call.function is not None:
-                            if call.function.name:
-                                slot["name"] += call.function.name
-                            if call.function.arguments:
-                                slot["arguments"] += call.function.arguments
-                if choice.finish_reason:
-                    finish_reason = choice.finish_reason
-        if not answered:
+            streamed.add(chunk)
+        if not streamed.answered:
             kind = stream.response.headers.get("content-type", "no content type").split(";")[0]
             raise _Malformed(f"no chat completion chunks (a {stream.response.status_code} answer of type "
                              f"{kind})")
-        text = "".join(content)
-        if not prompt_tokens:  # endpoints that do not report usage in streams: estimate
-            prompt_tokens = (sum(len(json.dumps(m)) for m in messages) + len(json.dumps(tools or []))) // 4
-            completion_tokens = (len(text) + sum(len(c["arguments"]) for c in calls.values())) // 4
-        tool_calls = tuple(
-            ToolCallRequest(id=c["id"] or f"call_{index}", name=c["name"], arguments=c["arguments"])
-            for index, c in sorted(calls.items()) if c["name"]
-        )
-        return ModelReply(text, tool_calls, finish_reason, "".join(refusal) or None,
-                          prompt_tokens, completion_tokens)
+        return streamed.reply(messages, tools)
 
     async def _chunks(self, stream: Any) -> AsyncIterator[Any]:
         """The stream's chunks; the first may take the request timeout, later ones the stall timeout."""
@@ -340,3 +309,55 @@ def _reply_from_completion(response: Any) -> ModelReply:
         prompt_tokens=(usage.prompt_tokens if usage else 0) or 0,
         completion_tokens=(usage.completion_tokens if usage else 0) or 0,
     )
+
+
+class _StreamedReply:
+    """A streamed turn as its chunks arrive: text, refusal, tool calls by index, finish reason, usage."""
+
+    def __init__(self, on_delta: Callable[[str], None] | None) -> None:
+        self.on_delta = on_delta
+        self.content: list[str] = []
+        self.refusal: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish_reason: str | None = None
+        self.prompt_tokens = self.completion_tokens = 0
+        self.answered = False  # a chunk with a choice came
+
+    def add(self, chunk: Any) -> None:
+        if getattr(chunk, "usage", None) is not None:
+            self.prompt_tokens = chunk.usage.prompt_tokens or 0
+            self.completion_tokens = chunk.usage.completion_tokens or 0
+        for choice in getattr(chunk, "choices", None) or []:
+            self.answered = True
+            if choice.delta is not None:
+                self._add_delta(choice.delta)
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+
+    def _add_delta(self, delta: Any) -> None:
+        if delta.content:
+            self.content.append(delta.content)
+            if self.on_delta is not None:
+                self.on_delta(delta.content)
+        if getattr(delta, "refusal", None):
+            self.refusal.append(delta.refusal)
+        for call in delta.tool_calls or []:
+            slot = self.calls.setdefault(call.index or 0, {"id": "", "name": "", "arguments": ""})
+            if call.id:
+                slot["id"] = call.id
+            if call.function is not None:
+                slot["name"] += call.function.name or ""
+                slot["arguments"] += call.function.arguments or ""
+
+    def reply(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None) -> ModelReply:
+        text = "".join(self.content)
+        prompt_tokens, completion_tokens = self.prompt_tokens, self.completion_tokens
+        if not prompt_tokens:  # endpoints that do not report usage in streams: estimate
+            prompt_tokens = (sum(len(json.dumps(m)) for m in messages) + len(json.dumps(tools or []))) // 4
+            completion_tokens = (len(text) + sum(len(c["arguments"]) for c in self.calls.values())) // 4
+        tool_calls = tuple(
+            ToolCallRequest(id=c["id"] or f"call_{index}", name=c["name"], arguments=c["arguments"])
+            for index, c in sorted(self.calls.items()) if c["name"]
+        )
+        return ModelReply(text, tool_calls, self.finish_reason, "".join(self.refusal) or None,
+                          prompt_tokens, completion_tokens)

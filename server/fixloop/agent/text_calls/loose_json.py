@@ -84,6 +84,9 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _WORDS = {"True": "true", "False": "false", "None": "null"}
 
 
+_IN_STRING = {'"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _repair(s: str, guess_quotes: bool = False) -> str:
     """Rewrite near-JSON as JSON: raw control characters and bad escapes inside strings,
     single-quoted strings, trailing commas, Python's True/False/None; with ``guess_quotes``
@@ -93,65 +96,48 @@ def _repair(s: str, guess_quotes: bool = False) -> str:
     i, n = 0, len(s)
     while i < n:
         c = s[i]
-        if quote:
-            if c == "\\":
-                nxt = s[i + 1] if i + 1 < n else ""
-                if nxt == "'":
-                    out.append("'")
-                    i += 2
-                elif nxt == "u" and len(s) >= i + 6 and all(h in _HEX for h in s[i + 2 : i + 6]):
-                    out.append(s[i : i + 6])
-                    i += 6
-                elif nxt and nxt in '"\\/bfnrt':
-                    out.append(c + nxt)
-                    i += 2
-                else:
-                    out.append("\\\\")
-                    i += 1
-                continue
-            if c == quote:
-                if guess_quotes and quote == '"' and not _closes_string(s, i + 1):
-                    out.append('\\"')
-                else:
-                    out.append('"')
-                    quote = ""
-            elif c == '"':
-                out.append('\\"')
-            elif c == "\n":
-                out.append("\\n")
-            elif c == "\r":
-                out.append("\\r")
-            elif c == "\t":
-                out.append("\\t")
-            elif ord(c) < 0x20:
-                out.append(f"\\u{ord(c):04x}")
-            else:
-                out.append(c)
-            i += 1
-            continue
-        if c in "\"'":
-            quote = c
-            out.append('"')
-            i += 1
-            continue
-        if c == ",":
-            j = i + 1
-            while j < n and s[j].isspace():
-                j += 1
-            if j < n and s[j] in "}]":
-                i += 1
-                continue
-        if c.isalpha() or c == "_":
-            j = i
-            while j < n and (s[j].isalnum() or s[j] == "_"):
-                j += 1
-            word = s[i:j]
-            out.append(_WORDS.get(word, word))
-            i = j
-            continue
-        out.append(c)
-        i += 1
+        if not quote:
+            text, i = _outside_string(s, i)
+            quote = c if c in "\"'" else ""
+        elif c == "\\":
+            text, i = _escape(s, i)
+        elif c == quote and not (guess_quotes and quote == '"' and not _closes_string(s, i + 1)):
+            text, i, quote = '"', i + 1, ""
+        else:
+            text, i = _IN_STRING.get(c) or (f"\\u{ord(c):04x}" if ord(c) < 0x20 else c), i + 1
+        out.append(text)
     return "".join(out)
+
+
+def _escape(s: str, i: int) -> tuple[str, int]:
+    """A backslash inside a string at `i`: a valid escape kept, \\' unescaped, any other doubled."""
+    nxt = s[i + 1] if i + 1 < len(s) else ""
+    if nxt == "'":
+        return "'", i + 2
+    if nxt == "u" and len(s) >= i + 6 and all(h in _HEX for h in s[i + 2 : i + 6]):
+        return s[i : i + 6], i + 6
+    if nxt and nxt in '"\\/bfnrt':
+        return "\\" + nxt, i + 2
+    return "\\\\", i + 1
+
+
+def _outside_string(s: str, i: int) -> tuple[str, int]:
+    """One step outside strings: a quote opens one, a trailing comma goes, Python's words become JSON's."""
+    c, n = s[i], len(s)
+    if c in "\"'":
+        return '"', i + 1
+    if c == ",":
+        j = i + 1
+        while j < n and s[j].isspace():
+            j += 1
+        if j < n and s[j] in "}]":
+            return "", i + 1
+    if c.isalpha() or c == "_":
+        j = i
+        while j < n and (s[j].isalnum() or s[j] == "_"):
+            j += 1
+        return _WORDS.get(s[i:j], s[i:j]), j
+    return c, i + 1
 
 
 class JsonWords(ast.NodeTransformer):

@@ -70,46 +70,13 @@ def _one_action(text: str, start: int, body: int, known: frozenset[str]) -> Foun
     lead = len(rest) - len(rest.lstrip(" \t`'\"*"))
     p = body + lead
     stripped = text[p:line_end].strip()
-
     if not stripped:  # "Action:" then the name or a JSON action on the following lines
-        q = p
-        while q < len(text) and text[q].isspace():
-            q += 1
-        if q >= len(text) or _ANY_LABEL_RE.match(text, text.rfind("\n", 0, q) + 1):
-            return None
-        if text.startswith(("{", "[", "```"), q):
-            return _json_action(text, start, q)
-        nxt_end = _line_end(text, q)
-        name_line = text[q:nxt_end].strip().strip("`'\"*").rstrip(".,;:").strip()
-        if not NAME_RE.fullmatch(name_line):
-            return None
-        return _named_action(text, start, name_line, nxt_end, known, explicit=True)
-
+        return _action_below(text, start, p, known)
     if text.startswith(("{", "[", "```"), p):
         return _json_action(text, start, p)
-
     nm = NAME_RE.match(text, p)
-    if nm is not None:
-        after = nm.end()
-        while after < line_end and text[after] in " \t":
-            after += 1
-        bracket = text[after] if after < line_end else ""
-        if bracket in "([" and bracket:
-            end, _ = scan(text, after)
-            if end is None:
-                close = text.rfind(")" if bracket == "(" else "]", after, line_end)
-                end = close + 1 if close > after else line_end
-            inner = text[after + 1 : end - 1] if text[end - 1] in ")]" else text[after + 1 : end]
-            end = _skip_decoration(text, end)
-            return (start, end, "react", [ParsedCall(nm.group(0), loose_call_args(inner, bracket))])
-        if text.startswith(("{", ":", ","), after):
-            q = after + 1 if text[after] in ":," else after
-            while q < line_end and text[q] in " \t":
-                q += 1
-            if text.startswith("{", q):
-                kind, value, end = _read_value(text, q)
-                return (start, end, "react", [ParsedCall(nm.group(0), _value_args(kind, value))])
-
+    if nm is not None and (called := _called_action(text, start, nm, line_end)) is not None:
+        return called
     name = stripped.strip("`'\"*").rstrip(".,;:").strip("`'\"* ")
     explicit = True
     if not NAME_RE.fullmatch(name):
@@ -119,6 +86,46 @@ def _one_action(text: str, start: int, body: int, known: frozenset[str]) -> Foun
         else:
             explicit = False
     return _named_action(text, start, name, line_end, known, explicit=explicit)
+
+
+def _action_below(text: str, start: int, p: int, known: frozenset[str]) -> Found | None:
+    """An "Action:" line with nothing after it: the name or JSON action is on the next line."""
+    q = p
+    while q < len(text) and text[q].isspace():
+        q += 1
+    if q >= len(text) or _ANY_LABEL_RE.match(text, text.rfind("\n", 0, q) + 1):
+        return None
+    if text.startswith(("{", "[", "```"), q):
+        return _json_action(text, start, q)
+    nxt_end = _line_end(text, q)
+    name_line = text[q:nxt_end].strip().strip("`'\"*").rstrip(".,;:").strip()
+    if not NAME_RE.fullmatch(name_line):
+        return None
+    return _named_action(text, start, name_line, nxt_end, known, explicit=True)
+
+
+def _called_action(text: str, start: int, nm: re.Match[str], line_end: int) -> Found | None:
+    """`Action: name(key="v")`, `name[v]` or `name: {...}` on the Action line itself."""
+    after = nm.end()
+    while after < line_end and text[after] in " \t":
+        after += 1
+    bracket = text[after] if after < line_end else ""
+    if bracket in "([" and bracket:
+        end, _ = scan(text, after)
+        if end is None:
+            close = text.rfind(")" if bracket == "(" else "]", after, line_end)
+            end = close + 1 if close > after else line_end
+        inner = text[after + 1 : end - 1] if text[end - 1] in ")]" else text[after + 1 : end]
+        end = _skip_decoration(text, end)
+        return (start, end, "react", [ParsedCall(nm.group(0), loose_call_args(inner, bracket))])
+    if text.startswith(("{", ":", ","), after):
+        q = after + 1 if text[after] in ":," else after
+        while q < line_end and text[q] in " \t":
+            q += 1
+        if text.startswith("{", q):
+            kind, value, end = _read_value(text, q)
+            return (start, end, "react", [ParsedCall(nm.group(0), _value_args(kind, value))])
+    return None
 
 
 def _skip_decoration(text: str, end: int) -> int:

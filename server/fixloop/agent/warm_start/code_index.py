@@ -77,21 +77,29 @@ class CodeIndex:
                 for target in node.targets:
                     if isinstance(target, ast.Name) and cls is not None:
                         local_classes[target.id] = cls
-            if not isinstance(node, ast.Call):
-                continue
-            callee = node.func
-            if isinstance(callee, ast.Name):
-                resolved = self.resolve_name(source, callee.id)
-                if resolved is None and callee.id not in BUILTINS and callee.id not in source.imports:
-                    for match in self.search_def(callee.id):
-                        add(match)
-                    continue
-                if resolved is not None and isinstance(resolved[1], FunctionNode | ast.ClassDef):
-                    add((resolved[0], resolved[1], None))
-            elif isinstance(callee, ast.Attribute):
-                for match in self.resolve_attribute(source, callee, local_classes, owner):
+            if isinstance(node, ast.Call):
+                for match in self.called(source, node.func, local_classes, owner):
                     add(match)
         return found
+
+    def called(
+        self,
+        source: SourceFile,
+        callee: ast.expr,
+        local_classes: dict[str, tuple[SourceFile, ast.ClassDef]],
+        owner: ast.ClassDef | None,
+    ) -> list[tuple[SourceFile, ast.stmt, ast.ClassDef | None]]:
+        """What one call's callee may be: a resolved name, a method, or a project def found by name."""
+        if isinstance(callee, ast.Attribute):
+            return self.resolve_attribute(source, callee, local_classes, owner)
+        if not isinstance(callee, ast.Name):
+            return []
+        resolved = self.resolve_name(source, callee.id)
+        if resolved is None and callee.id not in BUILTINS and callee.id not in source.imports:
+            return self.search_def(callee.id)
+        if resolved is not None and isinstance(resolved[1], FunctionNode | ast.ClassDef):
+            return [(resolved[0], resolved[1], None)]
+        return []
 
     def resolve_attribute(
         self,
