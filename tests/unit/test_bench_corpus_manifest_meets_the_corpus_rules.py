@@ -1,0 +1,64 @@
+"""The bench corpus manifest meets the corpus rules: libraries, bugs, kinds, cross-module cases, subsets."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "bench"
+sys.path.insert(0, str(BENCH_DIR))
+
+from manifest import KINDS, changed_lines, fails_outside_the_buggy_module, load_manifest  # noqa: E402
+
+
+def own_projects() -> list[str]:
+    return sorted(p.name for p in (BENCH_DIR / "projects").iterdir() if (p / "case.json").is_file())
+
+
+def subset(name: str) -> list[str]:
+    lines = (BENCH_DIR / "subsets" / f"{name}.txt").read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def test_at_least_forty_one_line_bugs_in_at_least_four_pinned_libraries() -> None:
+    libraries, mutants = load_manifest()
+    assert len(mutants) >= 40
+    assert len({m.library for m in mutants}) >= 4
+    for library in libraries.values():
+        assert len(library.sha256) == 64 and library.sdist.endswith((".tar.gz", ".zip")), library.name
+    for mutant in mutants:
+        assert changed_lines(mutant.original, mutant.mutant) == 1, mutant.id
+        assert 1 <= len(mutant.failing_test_ids) <= 5, mutant.id
+
+
+def test_every_bug_kind_is_present_and_a_third_fail_in_another_module() -> None:
+    libraries, mutants = load_manifest()
+    kinds = Counter(m.kind for m in mutants)
+    assert set(kinds) == set(KINDS), kinds
+    cross = [m for m in mutants if m.cross_module]
+    assert 3 * len(cross) >= len(mutants)
+    for mutant in mutants:
+        outside = fails_outside_the_buggy_module(libraries[mutant.library], mutant)
+        assert outside == mutant.cross_module, mutant.id
+
+
+def test_own_projects_have_a_case_and_a_known_fix_kept_outside() -> None:
+    names = own_projects()
+    assert len(names) >= 10
+    for name in names:
+        case = json.loads((BENCH_DIR / "projects" / name / "case.json").read_text(encoding="utf-8"))
+        fix = json.loads((BENCH_DIR / "fixes" / f"{name}.json").read_text(encoding="utf-8"))
+        assert case["failing_test_ids"] == fix["test_ids"] and case["kind"] in KINDS, name
+        assert fix["edits"] and fix["passing"], name
+        assert not set(fix["passing"]) & set(fix["test_ids"]), name
+
+
+def test_small_model_subset_names_existing_cases_of_both_origins() -> None:
+    _, mutants = load_manifest()
+    names = subset("small-model")
+    own, generated = set(own_projects()), {m.id for m in mutants}
+    assert len(names) >= 20 and len(set(names)) == len(names)
+    assert set(names) <= own | generated, set(names) - own - generated
+    assert set(names) & own and set(names) & generated
