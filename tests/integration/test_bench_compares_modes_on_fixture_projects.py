@@ -48,6 +48,7 @@ def test_oneshot_sends_the_failure_and_code_once_and_its_reply_is_applied_by_ast
     _done, records, requests, _work = compared
     oneshot = records["oneshot"]
     assert oneshot["status"] == "fixed" and oneshot["claimed"] is False and oneshot["steps"] == 1
+    assert oneshot["edited_bug_file"] is True  # fixtures/fixes/demo.json edits mathutils.py
     diff = oneshot["diff"]
     assert diff.startswith("--- a/mathutils.py\n") and diff.count("+++ ") == 1
     assert "-        result += i\n+        result *= i\n" in diff and "-# Small math helpers." not in diff

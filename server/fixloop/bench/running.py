@@ -65,7 +65,15 @@ async def run_unit(unit: Unit, overrides: Mapping[str, Any], model: str, judge: 
         case.name, unit.mode, unit.repeat, model, verdict.status, outcome.claimed, verdict.note,
         outcome.summary[:300], outcome.steps, outcome.attempts, outcome.prompt_tokens,
         outcome.completion_tokens, outcome.model_seconds, outcome.test_seconds, wall, verdict.seconds,
-        outcome.transcript, outcome.diff[:20_000], case.kind)
+        outcome.transcript, outcome.diff[:20_000], case.kind, _edits_bug_file(case, outcome.diff))
+
+
+def _edits_bug_file(case: BenchCase, diff: str) -> bool | None:
+    """Whether the diff touches a file the case names as buggy (a localization figure)."""
+    if not case.bug_files:
+        return None
+    touched = {line[6:].strip() for line in diff.splitlines() if line.startswith(("--- a/", "+++ b/"))}
+    return bool(touched & set(case.bug_files))
 
 
 def _line(done: int, total: int, record: RunRecord) -> str:

@@ -35,6 +35,7 @@ class RunRecord:
     transcript: str | None = None
     diff: str = ""
     kind: str = ""
+    edited_bug_file: bool | None = None  # the diff touches one of the case's bug_files (None: none listed)
     finished: str = ""
 
     @property

@@ -46,6 +46,11 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
 
 
+def _share(flags: Sequence[bool | None]) -> str:
+    known = [flag for flag in flags if flag is not None]
+    return f"{sum(known)}/{len(known)}" if known else "-"
+
+
 def _seconds(value: float) -> str:
     return f"{value:.1f}"
 
@@ -94,6 +99,7 @@ def mode_totals(records: Sequence[RunRecord], modes: Sequence[str]) -> list[tupl
         line("runs", lambda runs: str(len(runs))),
         line("fix rate", rate),
         *(line(status, count(status)) for status in STATUS_ORDER),
+        line("edited a bug file", lambda runs: _share([r.edited_bug_file for r in runs])),
         line("median steps", lambda runs: _number(_median(runs, lambda r: r.steps))),
         line("median prompt tokens", lambda runs: _number(_median(runs, lambda r: r.prompt_tokens))),
         line("median completion tokens", lambda runs: _number(_median(runs, lambda r: r.completion_tokens))),
