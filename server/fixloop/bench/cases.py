@@ -193,7 +193,9 @@ def copy_case(case: BenchCase, dest: Path) -> Path:
     shutil.copytree(case.folder, dest, ignore=ignore, symlinks=True)
     if case.git_init:
         for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "initial"]):
-            subprocess.run(["git", *_GIT, *args], cwd=dest, check=True, capture_output=True)
+            done = subprocess.run(["git", *_GIT, *args], cwd=dest, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise CaseError(f"git {args[0]} in the copy of {case.name} failed: {last_line(done.stderr)}")
     return dest / case.project
 
 
