@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from fixloop.agent import prompts
 from fixloop.agent.text_calls import REACT_STOP, ParsedContent, format_observation, parse_content
-from fixloop.model.client import ModelReply
+from fixloop.model.replies import ModelReply
 
 Mode = Literal["native", "content", "text"]
 ProtocolSetting = Literal["auto", "tools", "text"]

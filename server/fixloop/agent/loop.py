@@ -13,12 +13,16 @@ from fixloop.agent.acting import StuckWatch, ToolboxLike, run_calls
 from fixloop.agent.call_protocols import CallProtocol, ProtocolSetting, ToolCall, call_protocol
 from fixloop.agent.context import Conversation
 from fixloop.events import Action, Event, Notice, Observation, Thought, ThoughtDelta, Usage, Verdict
-from fixloop.model.client import ChatModel, ModelReply, ToolsUnsupported
+from fixloop.model.client import ChatModel, ToolsUnsupported
+from fixloop.model.replies import ModelReply
 from fixloop.tools.base import ToolResult
 
 LoopStatus = Literal["fixed", "not_fixed"]
-REFUSAL = re.compile(r"^\s*(i'?m sorry|i am sorry|i cannot|i can'?t|i am unable|i'?m unable|"
-                     r"i won'?t|as an ai)\b", re.IGNORECASE)
+REFUSAL = re.compile(
+    r"^\s*(i'?m sorry|i am sorry|i cannot|i can'?t|i am unable|i'?m unable|"
+    r"i won'?t|as an ai)\b",
+    re.IGNORECASE,
+)
 
 
 class GateAnswer(Protocol):
@@ -63,15 +67,38 @@ class Step:
 
 
 @dataclass
-class _Spent:
-    """What the run has used so far."""
+class Spent:
+    """What the run has used so far, held against its limits."""
 
+    limits: LoopLimits
     steps: int = 0
     attempts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     refusals: int = 0
     started: float = field(default_factory=time.monotonic)
+
+    def exhausted(self) -> str | None:
+        """The first budget used up, said for the user; None while every budget lasts."""
+        limits = self.limits
+        if self.steps >= limits.max_steps:
+            return f"step budget used up ({limits.max_steps} model turns)"
+        if self.prompt_tokens + self.completion_tokens >= limits.max_tokens:
+            return f"token budget used up ({limits.max_tokens} tokens)"
+        if time.monotonic() - self.started >= limits.max_seconds:
+            return f"time budget used up ({limits.max_seconds:g} s)"
+        return None
+
+    def count(self, reply: ModelReply) -> Usage:
+        """Add one turn's tokens; the Usage event that reports them."""
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        totals = (self.prompt_tokens, self.completion_tokens)
+        return Usage(reply.prompt_tokens, reply.completion_tokens, *totals, self.steps)
+
+    def outcome(self, status: LoopStatus, summary: str, reasons: Sequence[str] = ()) -> LoopOutcome:
+        tokens = (self.prompt_tokens, self.completion_tokens)
+        return LoopOutcome(status, summary, self.steps, self.attempts, tuple(reasons), *tokens)
 
 
 class ReActLoop:
@@ -81,10 +108,19 @@ class ReActLoop:
     business; `protocol: auto` switches it once, as its docstring says.
     """
 
-    def __init__(self, model: ChatModel, toolbox: ToolboxLike, *, task: str,
-                 verify: Callable[[str], Awaitable[GateAnswer]], emit: Callable[[Event], None],
-                 protocol: ProtocolSetting = "auto", limits: LoopLimits | None = None,
-                 single_arg: dict[str, str] | None = None, compact_tools: bool = False) -> None:
+    def __init__(
+        self,
+        model: ChatModel,
+        toolbox: ToolboxLike,
+        *,
+        task: str,
+        verify: Callable[[str], Awaitable[GateAnswer]],
+        emit: Callable[[Event], None],
+        protocol: ProtocolSetting = "auto",
+        limits: LoopLimits | None = None,
+        single_arg: dict[str, str] | None = None,
+        compact_tools: bool = False,
+    ) -> None:
         self.model = model
         self.toolbox = toolbox
         self.verify = verify
@@ -92,7 +128,7 @@ class ReActLoop:
         self.compact_tools = compact_tools
         self.limits = limits or LoopLimits()
         self.protocol: CallProtocol = call_protocol(protocol, toolbox.names, single_arg)
-        self.spent = _Spent()
+        self.spent = Spent(self.limits)
         self.stuck = StuckWatch(self.limits.stuck_nudge_at, self.limits.stuck_stop_at)
         self.conversation = Conversation(budget_chars=self.limits.context_chars)
         self.conversation.add({"role": "system", "content": self._system_prompt()})
@@ -109,7 +145,7 @@ class ReActLoop:
     async def run(self) -> LoopOutcome:
         last_reasons: tuple[str, ...] = ()
         while True:
-            if exhausted := self._budget_left():
+            if exhausted := self.spent.exhausted():
                 self.emit(Notice(exhausted, self.step, "budget"))
                 return await self._final_check(exhausted, last_reasons or (exhausted,))
             self.spent.steps += 1
@@ -121,21 +157,6 @@ class ReActLoop:
     def _system_prompt(self) -> str:
         return self.protocol.system_prompt(self.toolbox.text_descriptions())
 
-    def _outcome(self, status: LoopStatus, summary: str, reasons: Sequence[str] = ()) -> LoopOutcome:
-        spent = self.spent
-        return LoopOutcome(status, summary, spent.steps, spent.attempts, tuple(reasons), spent.prompt_tokens,
-                           spent.completion_tokens)
-
-    def _budget_left(self) -> str | None:
-        spent, limits = self.spent, self.limits
-        if spent.steps >= limits.max_steps:
-            return f"step budget used up ({limits.max_steps} model turns)"
-        if spent.prompt_tokens + spent.completion_tokens >= limits.max_tokens:
-            return f"token budget used up ({limits.max_tokens} tokens)"
-        if time.monotonic() - spent.started >= limits.max_seconds:
-            return f"time budget used up ({limits.max_seconds:g} s)"
-        return None
-
     async def _take_turn(self) -> Step:
         reply = await self._turn()
         calls = self._read(reply)
@@ -146,24 +167,27 @@ class ReActLoop:
 
     async def _turn(self) -> ModelReply:
         if shrunk := self.conversation.fit():
-            self.emit(Notice(f"context budget: shortened {shrunk} older observation(s)", self.step,
-                             "context"))
+            notice = f"context budget: shortened {shrunk} older observation(s)"
+            self.emit(Notice(notice, self.step, "context"))
+        reply = await self._complete()
+        self.emit(self.spent.count(reply))
+        return reply
+
+    async def _complete(self) -> ModelReply:
+        """One model call; an endpoint that refuses `tools` gets the text protocol under `auto`."""
         step = self.step
         while True:
             request = self.protocol.request(self.toolbox.schemas(compact=self.compact_tools))
             try:
-                reply = await self.model.complete(self.conversation.messages, tools=request.tools,
-                                                  stop=request.stop,
-                                                  on_delta=lambda text: self.emit(ThoughtDelta(text, step)))
-                break
+                return await self.model.complete(
+                    self.conversation.messages,
+                    tools=request.tools,
+                    stop=request.stop,
+                    on_delta=lambda text: self.emit(ThoughtDelta(text, step)),
+                )
             except ToolsUnsupported as error:
-                self._switch(self.protocol.on_tools_rejected(), error,
-                             f"switching to the text protocol for this run: {error.message}")
-        self.spent.prompt_tokens += reply.prompt_tokens
-        self.spent.completion_tokens += reply.completion_tokens
-        self.emit(Usage(reply.prompt_tokens, reply.completion_tokens, self.spent.prompt_tokens,
-                        self.spent.completion_tokens, step))
-        return reply
+                why = f"switching to the text protocol for this run: {error.message}"
+                self._switch(self.protocol.on_tools_rejected(), error, why)
 
     def _switch(self, protocol: CallProtocol | None, error: Exception, notice: str) -> None:
         """Carry on in another mode (its system prompt replaces the first message), or re-raise `error`."""
@@ -192,7 +216,7 @@ class ReActLoop:
             if self.spent.refusals > self.limits.max_refusals:
                 reason = f"the model refused {self.spent.refusals} times"
                 self.emit(Notice(reason, self.step, "refusal"))
-                return self._outcome("not_fixed", f"not fixed: {reason}", [reason])
+                return self.spent.outcome("not_fixed", f"not fixed: {reason}", [reason])
             self.emit(Notice("the model refused; asking it to continue", self.step, "refusal"))
             nudge = prompts.REFUSAL_NUDGE
         elif reply.finish_reason == "length":
@@ -222,7 +246,8 @@ class ReActLoop:
         """The observation of one call; a submit goes to the gate (the first one of the turn only)."""
         text, is_error = result.text, result.is_error
         if result.submitted is not None and step.finished is None and not step.rejected:
-            step, text, is_error = await self._verify(result.submitted)
+            step, verified = await self._verify(result.submitted)
+            text, is_error = verified.text, verified.is_error
         elif step.finished is not None:
             text, is_error = "not run: the fix was already accepted", False
         else:
@@ -244,17 +269,17 @@ class ReActLoop:
         if self.attempts < self.limits.attempts:
             verdict = await self._check("", f"{why}; checking the changes made so far")
             if verdict.accepted:
-                return self._outcome("fixed", f"verified fix (the model did not submit; {why})")
-        return self._outcome("not_fixed", f"not fixed: {why}", reasons)
+                return self.spent.outcome("fixed", f"verified fix (the model did not submit; {why})")
+        return self.spent.outcome("not_fixed", f"not fixed: {why}", reasons)
 
-    async def _verify(self, summary: str) -> tuple[Step, str, bool]:
+    async def _verify(self, summary: str) -> tuple[Step, ToolResult]:
         verdict = await self._check(summary, "verifying the fix in the shadow copy")
         if verdict.accepted:
-            return Step(finished=self._outcome("fixed", summary.strip() or "fixed")), \
-                "accepted: the fix is verified", False
+            fixed = self.spent.outcome("fixed", summary.strip() or "fixed")
+            return Step(finished=fixed), ToolResult("accepted: the fix is verified")
         reasons = tuple(verdict.reasons)
         text = prompts.rejection_text(reasons, self.attempts, self.limits.attempts)
-        if self.attempts >= self.limits.attempts:
-            return Step(finished=self._outcome("not_fixed", "not fixed: " + "; ".join(reasons), reasons)), \
-                text, True
-        return Step(rejected=reasons), text, True
+        if self.attempts < self.limits.attempts:
+            return Step(rejected=reasons), ToolResult(text, is_error=True)
+        not_fixed = self.spent.outcome("not_fixed", "not fixed: " + "; ".join(reasons), reasons)
+        return Step(finished=not_fixed), ToolResult(text, is_error=True)

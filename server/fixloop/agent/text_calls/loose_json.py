@@ -180,6 +180,17 @@ def loads_loose(s: str) -> Any:
         raise ValueError("not JSON") from None
 
 
+def json_object(text: str) -> dict[str, Any] | None:
+    """`text` (starting with { or [) read forgivingly as a JSON object; None when it is not one."""
+    if not text.startswith(("{", "[")):
+        return None
+    try:
+        value = loads_loose(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def unfence(s: str) -> str:
     s = s.strip()
     if s.startswith("```"):

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from fixloop.agent.text_calls.loose_json import JsonWords, as_json, loads_loose, scan, unquote
+from fixloop.agent.text_calls.loose_json import JsonWords, as_json, json_object, loads_loose, scan, unquote
 from fixloop.agent.text_calls.shapes import (
     NAME_RE,
     Found,
@@ -225,11 +225,8 @@ def loose_call_args(inner: str, bracket: str) -> dict[str, Any] | str:
     if not s:
         return {}
     if s[0] in "{[":
-        try:
-            value = loads_loose(s)
-        except ValueError:
-            return s
-        return value if isinstance(value, dict) else s
+        found = json_object(s)
+        return s if found is None else found
     if bracket == "(":
         try:
             call = ast.parse(f"_f({s})", mode="eval").body

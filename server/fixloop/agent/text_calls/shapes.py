@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from fixloop.agent.text_calls.loose_json import loads_loose, scan, unfence
+from fixloop.agent.text_calls.loose_json import json_object, loads_loose, scan, unfence
 
 
 @dataclass(frozen=True)
@@ -80,14 +80,8 @@ def arguments_of(raw: Any) -> dict[str, Any] | str:
         s = unfence(raw)
         if not s:
             return {}
-        if s[0] in "{[":
-            try:
-                parsed = loads_loose(s)
-            except ValueError:
-                return raw
-            if isinstance(parsed, dict):
-                return parsed
-        return raw
+        found = json_object(s)
+        return raw if found is None else found
     return json.dumps(raw, ensure_ascii=False)
 
 
