@@ -29,7 +29,7 @@ from fixloop.shadow import ShadowWorkspace, clean_stale_shadows
 from fixloop.tools import build_toolbox
 from fixloop.tools.workspace import Workspace
 from fixloop.transcript import Transcript
-from fixloop.verify import VerificationGate, proposal_changes, record_baseline
+from fixloop.verify import VerificationGate, record_baseline
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,8 @@ class FixRun:
             finally:
                 self.steps, self.attempts = loop.step, loop.attempts
             fixed = outcome.status == "fixed"
-            changes = tuple(proposal_changes(shadow.changes(), root=shadow.root)) if fixed else ()
+            # Exactly what the gate judged on its clean copy: nothing after the accepted check counts.
+            changes = tuple(gate.proposal) if fixed else ()
             result = self._result(
                 outcome.status, outcome.summary, changes=changes,
                 diff=shadow.unified_diff(list(changes)) if changes else "",

@@ -6,6 +6,11 @@ One rule per concept; the gate, the tools, the shadow copy, the warm start and t
   `conftest.py`, a Python file named `test_*.py` or `*_test.py`, or any file under a folder named `tests/`
   or `test/`. A folder named `testing/` is not a test folder (it is often product code: `numpy.testing`),
   and a non-Python file is a test file only under `tests/` or `test/` (`pkg/test_data.txt` is data).
+- **Test configuration** (the tamper guard's rule; with `allowTestEdits` off the edit tools refuse the
+  whole-file kinds up front): every pytest configuration file of the pytest versions we support —
+  `pytest.toml`, `.pytest.toml`, `pytest.ini`, `.pytest.ini` (wholly), `pyproject.toml`, `tox.ini` and
+  `setup.cfg` (their pytest sections) — `conftest.py` anywhere, and the interpreter's start-up hooks
+  `sitecustomize.py`, `usercustomize.py` and `*.pth`, which run before any test.
 - **Skipped folders** (never copied, listed, searched or walked): version control, tool caches and
   environments (`SKIPPED_DIRS`), and any folder holding a `pyvenv.cfg` (a virtualenv, whatever its name).
 - **Source folders**: walks over the project's *code* (the warm start's code index, the gate's related test
@@ -30,6 +35,15 @@ SKIPPED_DIRS = VCS_DIRS | CACHE_DIRS | ENVIRONMENT_DIRS
 BUILD_DIRS = frozenset({"build", "dist"})
 TEST_DIRS = frozenset({"tests", "test"})
 CONFTEST = "conftest.py"
+# pytest configuration read whole (pytest 9 reads the .toml ones; the dotted names are hidden variants).
+PYTEST_CONFIG_FILES = frozenset({"pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini"})
+# Files holding a pytest section among others: file name -> the section header's pattern.
+PYTEST_SECTIONS = {
+    "pyproject.toml": r"tool\.pytest(\..*)?",  # [tool.pytest.ini_options] and pytest 9's [tool.pytest]
+    "setup.cfg": r"tool:pytest",
+    "tox.ini": r"pytest",
+}
+STARTUP_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})  # and any *.pth
 
 Prune = Callable[[str, bool], bool]  # (path relative to the top, is a folder) -> leave it out
 
@@ -45,6 +59,25 @@ def is_test_path(rel: str) -> bool:
     if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
         return True
     return any(part in TEST_DIRS for part in parts[:-1])
+
+
+def is_startup_hook(rel: str) -> bool:
+    """Whether `rel` is an interpreter start-up hook (sitecustomize, usercustomize, a .pth file)."""
+    name = PurePosixPath(rel.replace("\\", "/")).name
+    return name in STARTUP_FILES or name.endswith(".pth")
+
+
+def is_test_config(rel: str) -> bool:
+    """Whether `rel` configures the test run: a pytest configuration file (for pyproject.toml, tox.ini and
+    setup.cfg, their pytest sections), a conftest.py or a start-up hook; see the module docstring."""
+    name = PurePosixPath(rel.replace("\\", "/")).name
+    return name in PYTEST_CONFIG_FILES or name in PYTEST_SECTIONS or name == CONFTEST or is_startup_hook(rel)
+
+
+def is_whole_test_config(rel: str) -> bool:
+    """Whether every line of `rel` is test configuration (all of `is_test_config` but the files that only
+    hold a pytest section among other settings)."""
+    return is_test_config(rel) and PurePosixPath(rel.replace("\\", "/")).name not in PYTEST_SECTIONS
 
 
 def is_environment(folder: Path) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -11,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hostile import Trap, build_trap, kill_marked, ledger_table
+from hostile import LEDGER, Trap, build_trap, kill_marked, ledger_table
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +37,13 @@ def isolated_cache() -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    ledger = os.environ.get("FIXLOOP_SECURITY_LEDGER")  # every attempt with its outcome, as JSON lines
+    if ledger:
+        with open(ledger, "w", encoding="utf-8") as file:
+            for attempt in LEDGER:
+                row = {"category": attempt.category, "tool": attempt.tool, "label": attempt.label,
+                       "outcome": attempt.outcome, "detail": attempt.detail[:2000]}
+                file.write(json.dumps(row) + "\n")
     lines = ledger_table()
     if lines:
         terminalreporter.write_sep("=", "adversarial attempts and outcomes")

@@ -211,7 +211,8 @@ def ledger_table() -> list[str]:
     for name, row in [*sorted(rows.items()), ("total", total)]:
         lines.append(name.ljust(width) + " ".join(str(row.get(c, 0)).rjust(max(len(c), 4)) for c in columns))
     tools = sorted({a.tool for a in LEDGER if a.category == "confinement"})
-    lines.append(f"confinement attempts cover: {', '.join(tools)}")
+    if tools:
+        lines.append(f"confinement attempts cover: {', '.join(tools)}")
     return lines
 
 

@@ -97,4 +97,7 @@ class TestRunner(Protocol):
     root: Path
     timeout: float
 
-    async def run(self, test_ids: Sequence[str] = ()) -> TestRun: ...
+    async def run(self, test_ids: Sequence[str] = (), *, root: Path | None = None) -> TestRun:
+        """Run the node ids in `root` (another copy of the project: the gate's clean copy), else in the
+        runner's own root."""
+        ...

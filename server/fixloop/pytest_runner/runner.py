@@ -62,16 +62,18 @@ class PytestRunner:
         self.scratch = Path(scratch) if scratch is not None else None
         self.seconds = 0.0  # wall time of every run so far (the run's figures)
 
-    async def run(self, test_ids: Sequence[str] = ()) -> TestRun:
-        """Run the given node ids (the whole suite when empty); never writes into the project."""
+    async def run(self, test_ids: Sequence[str] = (), *, root: Path | None = None) -> TestRun:
+        """Run the given node ids (the whole suite when empty); never writes into the project. `root`: run
+        in another copy of the project instead (the gate's clean copy), with the same settings."""
         started = time.monotonic()
+        where = Path(root) if root is not None else self.root
         try:
-            return await self._run_ids(list(dict.fromkeys(test_ids)))
+            return await self._run_ids(list(dict.fromkeys(test_ids)), where)
         finally:
             self.seconds += time.monotonic() - started
 
-    async def _run_ids(self, test_ids: list[str]) -> TestRun:
-        run = await self._run_once(test_ids)
+    async def _run_ids(self, test_ids: list[str], root: Path) -> TestRun:
+        run = await self._run_once(test_ids, root)
         if run.exit_code != 4 or run.timed_out:
             return run
         # pytest aborts the whole session when a requested id sits in a module that failed to import;
@@ -80,7 +82,7 @@ class PytestRunner:
         rest = [t for t in test_ids if t not in broken]
         if not broken or not rest or any(t in run.results for t in rest):
             return run
-        second = await self._run_once(rest)
+        second = await self._run_once(rest, root)
         results = {**second.results, **{t: run.results[t] for t in broken}}
         return TestRun(
             results=results,
@@ -93,7 +95,7 @@ class PytestRunner:
             started=second.started,
         )
 
-    async def _run_once(self, test_ids: list[str]) -> TestRun:
+    async def _run_once(self, test_ids: list[str], root: Path) -> TestRun:
         if self.scratch is not None:
             self.scratch.mkdir(parents=True, exist_ok=True)
             workdir = Path(tempfile.mkdtemp(prefix="pytest-", dir=self.scratch))
@@ -103,11 +105,12 @@ class PytestRunner:
             shutil.copyfile(_PLUGIN_SOURCE, workdir / f"{PLUGIN_MODULE}.py")
             report_path = workdir / "report.jsonl"
             report_path.touch()
-            return await self._run_in(workdir, report_path, test_ids)
+            return await self._run_in(workdir, report_path, test_ids, root)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def argv(self, test_ids: Sequence[str], workdir: Path | None = None) -> list[str]:
+    def argv(self, test_ids: Sequence[str], workdir: Path | None = None,
+             root: Path | None = None) -> list[str]:
         """pytest's command line: fixloop's options, then `--` and the node ids (never an option)."""
         for test_id in test_ids:
             if test_id.startswith(("-", "@")) or "\0" in test_id:
@@ -124,7 +127,7 @@ class PytestRunner:
             "--continue-on-collection-errors",
             "-o", "console_output_style=classic",
             *pinned,
-            f"--rootdir={self.root}",
+            f"--rootdir={root or self.root}",
             "--",
             *test_ids,
         ]  # fmt: skip
@@ -150,14 +153,14 @@ class PytestRunner:
         env.pop("PYTEST_CURRENT_TEST", None)
         return env
 
-    async def _run_in(self, workdir: Path, report_path: Path, test_ids: list[str]) -> TestRun:
+    async def _run_in(self, workdir: Path, report_path: Path, test_ids: list[str], root: Path) -> TestRun:
         started = time.monotonic()
         mark = uuid.uuid4().hex
-        command = [sys.executable, "-I", "-S", str(_REAPER), "--", *self.argv(test_ids, workdir)]
+        command = [sys.executable, "-I", "-S", str(_REAPER), "--", *self.argv(test_ids, workdir, root)]
         try:
             proc = await asyncio.create_subprocess_exec(
                 *command,
-                cwd=self.root,
+                cwd=root,
                 env=self._environment(workdir, report_path, mark),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -200,7 +203,7 @@ class PytestRunner:
         )
         if not finished.session_started and not timed_out:
             self._raise_for_startup_failure(finished.output)
-        return fold_run(self.root, self.timeout, test_ids, finished)
+        return fold_run(root, self.timeout, test_ids, finished)
 
     def _raise_for_startup_failure(self, output: str) -> None:
         if NOT_FOUND in output:

@@ -281,6 +281,28 @@ class ShadowWorkspace:
         return self._container
 
     @property
+    def git_top(self) -> Path | None:
+        """The shadow clone's top folder (git projects), else None."""
+        return self._git_top
+
+    @property
+    def prefix(self) -> str:
+        """The project root's path inside its repository: '' or 'sub/dir/'."""
+        return self._prefix
+
+    def write_baseline(self, target: Path) -> None:
+        """Non-git shadows: the files as they were when the run began, written under `target`."""
+        for rel, stamp in self._snapshot.items():
+            here = self.root / rel
+            if rel in self._overlays:
+                (target / rel).parent.mkdir(parents=True, exist_ok=True)
+                (target / rel).write_bytes(self._overlays[rel].encode("utf-8", "surrogateescape"))
+            elif (here.is_symlink() or here.exists()) and self._stat(here) == stamp:
+                copy_entry(here, target / rel)
+            elif (self.original / rel).is_symlink() or (self.original / rel).exists():
+                copy_entry(self.original / rel, target / rel)
+
+    @property
     def scratch(self) -> Path:
         """The run's scratch area, beside the tree and never in it: the tests' temp and home folders."""
         return self._container / "scratch"

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from fixloop.errors import FixloopError
+from fixloop.project import is_whole_test_config
 from fixloop.tools.base import Tool, ToolResult
 from fixloop.tools.matching import replace_unique
 from fixloop.tools.textfile import (
@@ -144,10 +145,14 @@ class EditFileTool(Tool):
 
 
 def refuse_test_edit(workspace: Workspace, rel: str, protect_tests: bool) -> None:
-    """A FileToolError when this run may not change tests and `rel` is test code."""
+    """A FileToolError when this run may not change tests and `rel` is test code or test configuration
+    (a pytest configuration file, conftest.py, an interpreter start-up hook)."""
     if protect_tests and workspace.is_test_file(rel):
         raise FileToolError(f"'{rel}' is a test file, and this run may not change tests; fix the code under "
                             f"test instead")
+    if protect_tests and is_whole_test_config(rel):
+        raise FileToolError(f"'{rel}' is test configuration, and this run may not change how tests run; fix "
+                            f"the code under test instead")
 
 
 def _span(first: int, last: int) -> str:

@@ -1,14 +1,21 @@
-"""The gate: judges one submit in the shadow (tamper guard first, then the tests) and says why it refuses."""
+"""The gate: judges one submit (tamper guard first, then the tests) and says why it refuses.
+
+The tests run on a clean copy holding the baseline plus the proposed changes only — exactly what the user
+would receive — never in the shadow with whatever else the run left there.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
 from fixloop.errors import TestRunError
 from fixloop.project import is_test_path
 from fixloop.pytest_runner import TestOutcome, TestRun, TestRunner
+from fixloop.result import FileChange
 from fixloop.shadow import ShadowWorkspace
+from fixloop.shadow.clean_copy import make_clean_copy, remove_clean_copies
 from fixloop.verify.baseline import Baseline, matches, target_outcomes
 from fixloop.verify.proposal import proposal_changes
 from fixloop.verify.tamper import tamper_reasons
@@ -27,7 +34,8 @@ class GateVerdict:
 
 
 class VerificationGate:
-    """Checks a submitted fix in the shadow: tamper guard first (cheap), then the tests."""
+    """Checks a submitted fix: tamper guard first (cheap), then the tests on a clean copy. `proposal` is the
+    last change set judged (what the user receives when it was accepted)."""
 
     def __init__(
         self,
@@ -41,12 +49,14 @@ class VerificationGate:
         self.runner = runner
         self.baseline = baseline
         self.allow_test_edits = allow_test_edits
+        self.proposal: list[FileChange] = []
 
     async def check(self) -> GateVerdict:
         changes = await asyncio.to_thread(self.shadow.changes)
         if not changes:
             return GateVerdict(False, ("nothing was changed: edit the code under test, then submit",))
         proposed = await asyncio.to_thread(proposal_changes, changes, root=self.shadow.root)
+        self.proposal = proposed
         if not proposed:
             scratch = ", ".join(change.path for change in changes[:5])
             return GateVerdict(
@@ -57,17 +67,17 @@ class VerificationGate:
             reasons = tamper_reasons(proposed, is_test_path)
             if reasons:
                 return GateVerdict(False, tuple(reasons))
-        scope = [test_id for test_id in self.baseline.run_ids() if self._module_exists(test_id)]
+        root = await asyncio.to_thread(make_clean_copy, self.shadow, proposed)
         try:
-            run = await self.runner.run(scope) if scope else None
+            scope = [test_id for test_id in self.baseline.run_ids() if _module_exists(root, test_id)]
+            run = await self.runner.run(scope, root=root) if scope else None
         except TestRunError as error:
             return GateVerdict(False, (f"the tests could not run: {error.message}",))
+        finally:
+            await asyncio.shield(asyncio.to_thread(remove_clean_copies, self.shadow))
         if run is None:
             return GateVerdict(False, ("the target tests' modules no longer exist: restore them",))
         return self._judge(run)
-
-    def _module_exists(self, test_id: str) -> bool:
-        return (self.shadow.root / test_id.split("::", 1)[0]).exists()
 
     def _judge(self, run: TestRun) -> GateVerdict:
         if run.timed_out:
@@ -112,6 +122,10 @@ class VerificationGate:
         if len(newly) > MAX_LISTED:
             reasons.append(f"and {len(newly) - MAX_LISTED} more test(s) that passed before now fail")
         return GateVerdict(not reasons, tuple(reasons), tuple(newly), tuple(still))
+
+
+def _module_exists(root: Path, test_id: str) -> bool:
+    return (root / test_id.split("::", 1)[0]).exists()
 
 
 def _verb(outcome: TestOutcome) -> str:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from fixloop.project import module_names, python_files
+from fixloop.project import is_test_config, module_names, python_files
 from fixloop.result import FileChange
 from fixloop.verify.imports import imported, imports_of
 
-_ALWAYS_KEPT = frozenset(
-    {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "setup.py", "sitecustomize.py"}
-)
+_ALWAYS_KEPT = frozenset({"setup.py"})  # besides test configuration, which is always judged
 
 
 def _project_sources(root: Path) -> list[tuple[str, str]]:
@@ -27,7 +25,8 @@ def proposal_changes(changes: list[FileChange], *, root: Path | None = None) -> 
     """The changes minus new files the fix does not need (debug scripts, scratch tests, notes).
 
     A new file stays when a kept change imports it (Python files) or names it (other files), when it
-    is an `__init__.py` of a folder holding a kept file, or when it configures pytest. With `root`
+    is an `__init__.py` of a folder holding a kept file, or when it is test configuration (so the tamper
+    guard judges it). With `root`
     (the shadow), existing files' imports count too: a fix may create a module that code already imports.
     """
     kept = [change for change in changes if change.old_text is not None]
@@ -61,6 +60,7 @@ def proposal_changes(changes: list[FileChange], *, root: Path | None = None) -> 
             folder = PurePosixPath(change.path).parent
             needed = (
                 name in _ALWAYS_KEPT
+                or is_test_config(change.path)
                 or (change.path.endswith(".py") and imported(change, names, paths))
                 or (not change.path.endswith(".py") and any(name in text for text in texts))
                 or (

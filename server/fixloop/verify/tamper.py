@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
+from fixloop.project import CONFTEST, PYTEST_CONFIG_FILES, PYTEST_SECTIONS, is_startup_hook
 from fixloop.result import FileChange
 
 _FIX_THE_CODE = "fix the code under test, not the test"
@@ -28,11 +29,27 @@ _CHEAT = re.compile(
     r"pytest\.(skip|xfail|exit|importorskip)\s*\(|PYTEST_CURRENT_TEST|[\"']pytest[\"']\s+in\s+sys\.modules"
     r"|\bos\._exit\s*\("
 )
-_CONFIG_SECTIONS = {
-    "pyproject.toml": re.compile(r"tool\.pytest(\..*)?"),
-    "setup.cfg": re.compile(r"tool:pytest"),
-    "tox.ini": re.compile(r"pytest"),
-}
+# What code under test must never reach into: the test runner's machinery and fixloop's report plugin.
+# Checked on every changed line (all lines of a new file), so code that does it at import is caught too.
+_INTERNALS = (
+    (re.compile(r"\b_pytest\b"), "reaches into pytest's internals (_pytest)"),
+    (re.compile(r"\bpluggy\b"), "reaches into pytest's plugin system (pluggy)"),
+    (re.compile(r"\bpytest\.(hookimpl|hookspec|TestReport|CollectReport|CallInfo|Item|Session|Config|Function"
+                r"|Class|Module|Package|Collector|Parser|PytestPluginManager|register_assert_rewrite|main"
+                r"|console_main)\b"), "reaches into pytest's internals"),
+    (re.compile(r"^\s*(?:async\s+)?def\s+pytest_\w+\s*\("), "defines a pytest hook"),
+    (re.compile(r"\bpytest_plugins\b"), "loads pytest plugins"),
+    (re.compile(r"fixloop_pytest_report|FIXLOOP_REPORT_FILE|FIXLOOP_RUN_MARK"),
+     "touches fixloop's report plugin"),
+    (re.compile(r"\bsys\.modules\s*\[[^\]]*\]\s*=(?!=)|\bsys\.modules\.(update|pop|setdefault|clear|popitem)\s*\("
+                r"|\bdel\s+sys\.modules\b"), "rewrites sys.modules"),
+    (re.compile(r"\bbuiltins\.\w+\s*=(?!=)|__builtins__\s*\[[^\]]*\]\s*=(?!=)|setattr\s*\(\s*(builtins|__builtins__)\b"),
+     "replaces a builtin"),
+    (re.compile(r"\bsys\._getframe\b|\binspect\.(stack|currentframe|getouterframes)\s*\("),
+     "inspects its callers' frames (to tell whether it is under test)"),
+    (re.compile(r"^\s*from\s+pytest\s+import\b"), "imports from pytest"),
+)
+_CONFIG_SECTIONS = {name: re.compile(pattern) for name, pattern in PYTEST_SECTIONS.items()}
 _SECTION_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 
 
@@ -65,8 +82,12 @@ def _first_changed_line(old: str, new: str) -> int:
 
 def _config_reasons(change: FileChange) -> list[str]:
     name = PurePosixPath(change.path).name
-    if name == "pytest.ini":
-        return [f"{change.path}: pytest configuration changed — leave the test setup alone; {_FIX_THE_CODE}"]
+    if name in PYTEST_CONFIG_FILES:
+        verb = "added" if change.old_text is None else "deleted" if change.new_text is None else "changed"
+        return [f"{change.path}: pytest configuration {verb} — leave the test setup alone; {_FIX_THE_CODE}"]
+    if is_startup_hook(change.path):
+        return [f"{change.path}: an interpreter start-up hook ({name}) runs before any test — leave it "
+                f"alone; {_FIX_THE_CODE}"]
     pattern = _CONFIG_SECTIONS.get(name)
     if pattern is None:
         return []
@@ -131,11 +152,18 @@ def _cheat_reasons(change: FileChange) -> list[str]:
     old_lines = set((change.old_text or "").splitlines())
     reasons = []
     for number, line in enumerate(change.new_text.splitlines(), start=1):
-        if line not in old_lines and _CHEAT.search(line):
+        if line in old_lines:
+            continue
+        if _CHEAT.search(line):
             reasons.append(
                 f"{change.path}: line {number} makes tests skip or exit instead of passing — "
                 "fix the behaviour the test checks"
             )
+            continue
+        what = next((what for pattern, what in _INTERNALS if pattern.search(line)), None)
+        if what is not None:
+            reasons.append(f"{change.path}: line {number} {what} — code under test must leave the test "
+                           f"runner alone; fix the behaviour the test checks")
     return reasons
 
 
@@ -146,7 +174,7 @@ def tamper_reasons(changes: list[FileChange], is_test_file: Callable[[str], bool
         config = _config_reasons(change)
         if config:
             reasons.extend(config)
-        elif PurePosixPath(change.path).name == "conftest.py" or is_test_file(change.path):
+        elif PurePosixPath(change.path).name == CONFTEST or is_test_file(change.path):
             reasons.extend(_test_file_reasons(change))
         else:
             reasons.extend(_cheat_reasons(change))
