@@ -65,7 +65,8 @@ class Dist:
     def __init__(self, info: Path) -> None:
         self.info = info
         meta = (info / "METADATA").read_text(encoding="utf-8", errors="replace")
-        fields = dict(line.split(": ", 1) for line in meta.splitlines() if ": " in line and not line[0].isspace())
+        headers = [line for line in meta.splitlines() if ": " in line and not line[0].isspace()]
+        fields = dict(line.split(": ", 1) for line in headers)
         self.name = fields["Name"]
         self.version = fields["Version"]
         record = (info / "RECORD").read_text(encoding="utf-8").splitlines()
@@ -148,7 +149,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--abis", default=DEFAULT_ABIS, help=f"CPython versions (default {DEFAULT_ABIS})")
     args = parser.parse_args()
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 (any python3 may run this script)
         print(f"bundle_python.py needs Python 3.11+ (fixloop's own requirement); this is {sys.version}",
               file=sys.stderr)  # fmt: skip
         return 2
@@ -173,8 +174,9 @@ def main() -> int:
         **manifest,
     }
     (BUNDLED / "bundle.json").write_text(json.dumps(bundle, indent=2) + "\n")
-    print(f"bundled fixloop {fixloop.version} with {len(dists) - 1} dependencies; compiled: "
-          f"{', '.join(bundle['compiled']) or 'none'} for {', '.join(abis) or '-'} on {manifest['platform'] or 'any'}")  # fmt: skip
+    compiled_text = ", ".join(bundle["compiled"]) or "none"
+    print(f"bundled fixloop {fixloop.version} with {len(dists) - 1} dependencies; compiled: {compiled_text} "
+          f"for {', '.join(abis) or '-'} on {manifest['platform'] or 'any'}")  # fmt: skip
     return 0
 
 

@@ -84,7 +84,7 @@ def dev_settings(base_url: str) -> dict[str, Any]:
     }
 
 
-def test_the_bundled_extension_fixes_a_test_from_the_test_explorer_with_only_a_system_python(
+def test_the_bundled_extension_fixes_a_failed_test_from_the_test_results_with_only_a_system_python(
     code_server: CodeServer,
     tmp_path: Path,
     scripted_model_process: Any,
@@ -101,6 +101,7 @@ def test_the_bundled_extension_fixes_a_test_from_the_test_explorer_with_only_a_s
             "fixloop.baseUrl": model.base_url,
             "fixloop.model": "scripted",
             "fixloop.testCommand": [project_python, "-m", "pytest"],
+            "testing.automaticallyOpenPeekView": "failureInVisibleDocument",
         },
     )
     result = drive(code_server, "explorer", project, tmp_path, calcPath=str(project / "calc.py"),
@@ -108,7 +109,8 @@ def test_the_bundled_extension_fixes_a_test_from_the_test_explorer_with_only_a_s
 
     assert f"bundled fixloop {bundle['fixloop']}" in result["texts"]["status"]
     assert system_python in result["texts"]["status"]
-    assert any("Fix with fixloop" in menu for menu in result["menus"])
+    assert "Fix with fixloop" in result["texts"]["itemMenu"]  # the failed test's menu in the Test Explorer
+    assert any("Fix with fixloop" in menu for menu in result["menus"])  # the failure message's, used
     assert "fixed test_add" in result["texts"]["result"] and "1 file changed" in result["texts"]["result"]
     assert (project / "calc.py").read_text() == CALC_FIXED
     assert pytest_passes(project, FAILING_TEST)

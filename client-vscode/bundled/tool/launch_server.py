@@ -9,6 +9,7 @@ sys.path; fromEnvironment uses whatever fixloop the interpreter has. Written so 
 interpreters still reach the version check and say why they cannot run fixloop.
 """
 
+# ruff: noqa: UP031, RUF005 (old interpreters must still parse this file and reach the version check)
 import json
 import os
 import sys
@@ -79,7 +80,7 @@ def check():
             return facts
     try:
         import fixloop
-        import fixloop.cli  # noqa: F401 (its imports fail when a dependency is missing)
+        import fixloop.cli  # its imports fail when a dependency is missing
 
         for name in native_manifest()["packages"] if facts["bundled"] else []:
             __import__(name)
@@ -95,12 +96,11 @@ def check():
 
 def serve():
     if sys.version_info[:2] < MIN_VERSION:
-        sys.stderr.write(
-            "fixloop needs Python %d.%d or newer; %s is Python %s\n" % (MIN_VERSION + (sys.executable, version_text()))
-        )
+        facts = MIN_VERSION + (sys.executable, version_text())
+        sys.stderr.write("fixloop needs Python %d.%d or newer; %s is Python %s\n" % facts)
         return EXIT_CANNOT_RUN
     if strategy() == "useBundled" and not use_bundled_paths():
-        sys.stderr.write("fixloop: this build of the extension has no bundled fixloop; using the environment's\n")
+        sys.stderr.write("fixloop: this build of the extension bundles no fixloop; using the environment's\n")
     try:
         from fixloop.cli import main
     except ImportError:

@@ -287,6 +287,7 @@ async function explorer() {
   // the bundled server runs with the system Python: the language status says so
   result.texts.status = await languageStatus('bundled fixloop');
   step('server_ready');
+  // the failed test in the Test Explorer offers the fix (testing/item/context)
   await page.locator('.activitybar .action-label[aria-label^="Testing"]').first().click();
   const row = page.locator('.test-explorer .monaco-list-row', { hasText: 'test_add' }).first();
   for (let attempt = 0; attempt < 3 && !(await row.isVisible()); attempt++) {
@@ -296,12 +297,31 @@ async function explorer() {
   }
   await row.waitFor({ timeout: TIMEOUT });
   step('test_explorer');
-  await screenshot('test-explorer', 'the Test Explorer of the harness controller: test_add failed, test_double passed');
-  await contextMenu(row, 'Fix with fixloop');
+  await row.click({ button: 'right' });
+  await page.locator('.context-view .monaco-menu .action-item', { hasText: 'Fix with fixloop' }).first().waitFor({ timeout: TIMEOUT });
+  result.texts.itemMenu = (await page.locator('.context-view .monaco-menu').first().innerText()).replace(/\s+/g, ' ');
+  await screenshot('test-explorer', 'the Test Explorer of the harness controller: test_add failed; its context menu offers Fix with fixloop');
+  await page.keyboard.press('Escape');
+  // the harness runs the tests again while test_calc.py is visible: the failure peek opens; its
+  // results tree lists the failure messages, whose context menu (testing/message/context) starts the fix
+  await runCommand('e2e: Report the failing run');
+  await page.locator('.peekview-widget').first().waitFor({ timeout: TIMEOUT });
+  await runCommand('Test: Toggle Test History in Peek');
+  const testRow = page.locator('.peekview-widget .monaco-list-row[aria-level="2"]', { hasText: 'test_add' }).first();
+  await testRow.waitFor({ timeout: TIMEOUT });
+  // the peek's tree is short: walk to the first message with the keyboard, which scrolls it into view
+  await testRow.click({ position: { x: 30, y: 10 } });
+  if ((await testRow.getAttribute('aria-expanded')) === 'false') await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowDown');
+  const messageRow = page.locator('.peekview-widget .monaco-list-row.focused[aria-level="3"]', { hasText: 'assert -1 == 5' }).first();
+  await messageRow.waitFor({ timeout: TIMEOUT });
+  step('failure_message');
+  await screenshot('failure-peek', 'the failure peek with its results tree: last run > test_add > the failure messages');
+  await contextMenu(messageRow, 'Fix with fixloop');
   step('fix_invoked');
   result.texts.result = await waitForToast('fixloop: fixed');
   step('result_toast');
-  await screenshot('result', 'the result toast after "Fix with fixloop" in the Test Explorer, with the bundled server');
+  await screenshot('result', 'the result toast after "Fix with fixloop" on the failure message, with the bundled server');
   await saveAll();
   step('saved');
 }

@@ -18,12 +18,21 @@ function activate(context) {
   double.range = new vscode.Range(3, 0, 4, 26);
   file.children.replace([double, add]);
   controller.items.replace([file]);
-  const run = controller.createTestRun(new vscode.TestRunRequest([file]), 'last run', false);
-  run.passed(double, 3);
-  const message = new vscode.TestMessage('assert -1 == 5\n +  where -1 = add(2, 3)');
-  message.location = new vscode.Location(fileUri, new vscode.Position(8, 4));
-  run.failed(add, message, 5);
-  run.end();
+  const report = () => {
+    const run = controller.createTestRun(new vscode.TestRunRequest([file]), 'last run', false);
+    run.passed(double, 3);
+    // two messages, as pytest-subtests or a failing teardown give: the results tree lists each one
+    const message = new vscode.TestMessage(
+      ['assert -1 == 5', ' +  where -1 = add(2, 3)', '', 'tests/test_calc.py:9: AssertionError', '', ''].join('\n'),
+    );
+    message.location = new vscode.Location(fileUri, new vscode.Position(8, 4));
+    const teardown = new vscode.TestMessage(['captured stdout:', 'add(2, 3) = -1', '', '', ''].join('\n'));
+    run.failed(add, [message, teardown], 5);
+    run.end();
+  };
+  report();
+  // "run" the tests again while the test file is visible, as a user does (the failure peek opens)
+  context.subscriptions.push(vscode.commands.registerCommand('fixloopE2e.reportFailure', report));
 }
 
 module.exports = { activate, deactivate() {} };
