@@ -77,7 +77,13 @@ def normalize_test_id(root: Path, raw: str) -> str:
     """A node id relative to root; a file part given relative to the cwd or absolute is converted."""
     path_part, sep, rest = raw.partition("::")
     candidate = Path(path_part)
-    if candidate.is_absolute() or (not (root / candidate).exists() and candidate.exists()):
+    try:
+        elsewhere = candidate.is_absolute() or (not (root / candidate).exists() and candidate.exists())
+    except (OSError, ValueError) as error:  # a name too long, a NUL byte
+        raise PathError(f"test id {raw[:80]!r}{'…' if len(raw) > 80 else ''} is not a usable path "
+                        f"({getattr(error, 'strerror', None) or error}); give a node id like "
+                        "tests/test_x.py::test_y") from None
+    if elsewhere:
         absolute = candidate.resolve()
         try:
             path_part = absolute.relative_to(root.resolve()).as_posix()

@@ -27,6 +27,7 @@ from fixloop.pytest_runner import PytestRunner
 from fixloop.result import FixResult, FixStatus
 from fixloop.shadow import ShadowWorkspace, clean_stale_shadows
 from fixloop.tools import build_toolbox
+from fixloop.tools.test_ids import check_target_ids
 from fixloop.tools.workspace import Workspace
 from fixloop.transcript import Transcript
 from fixloop.verify import VerificationGate, record_baseline
@@ -131,6 +132,7 @@ class FixRun:
         shadow: ShadowWorkspace | None = None
         model: ChatModel | None = None
         try:
+            await asyncio.to_thread(check_target_ids, Workspace(request.root), list(request.test_ids))
             await asyncio.to_thread(clean_stale_shadows)
             self.emit(Notice("copying the project into a shadow workspace", 0, "shadow"))
             shadow = await self._create_shadow()

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as escape_markup
 
 from fixloop.events import Action, Event, Notice, Observation, Thought, ThoughtDelta, Verdict
 from fixloop.result import FixResult
+
+# What the model or a test prints must not drive the user's terminal: escape sequences and control
+# characters are dropped from every line shown (tabs and newlines stay).
+_ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape(text: str) -> str:
+    """`text` safe for the terminal and for rich's markup."""
+    return escape_markup(_CONTROL.sub("", _ANSI.sub("", text)))
 
 
 def one_line(text: str, width: int = 160) -> str:

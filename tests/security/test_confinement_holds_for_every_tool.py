@@ -110,7 +110,7 @@ async def test_list_and_search_never_show_secrets_or_the_outside(trap, scripted_
     assert run.result is not None and run.result.status == "fixed"
 
 
-@pytest.mark.parametrize("summary", ["", "x" * 200_000, "done\x00\x1b]0;owned\x07\x1b[2J"])
+@pytest.mark.parametrize("summary", ["", "x" * 20_000, "done\x00\x1b]0;owned\x07\x1b[2J"])
 async def test_submit_and_unknown_tools_get_answers_not_tracebacks(trap, scripted_model, summary):
     attempts = [Attempt("confinement", name, "a tool that does not exist", {"command": "cat .env"})
                 for name in ("bash", "shell", "python", "functions.exec")]

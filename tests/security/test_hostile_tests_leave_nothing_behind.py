@@ -105,11 +105,9 @@ HOSTILE = ["test_daemon_in_a_new_session", "test_daemon_with_an_empty_environmen
 async def test_hostile_tests_leave_no_process_and_no_file(trap, scripted_model):
     attempts = [Attempt("hostile test", "run_tests", name, {"test_ids": [f"tests/test_hostile.py::{name}"]},
                         expect="answer") for name in HOSTILE]
-    attempts.append(Attempt("hostile test", "search", "a pattern that backtracks without end",
-                            {"pattern": "(a+)+$"}))
     watch = Watch(trap)
     run = await run_engine(trap, scripted_model, [calls_turn(attempts), *fix_turns()], maxSteps=6,
-                           testTimeout=3, limit=180)
+                           testTimeout=3, limit=120)
     judge_run(run, attempts)
     for attempt in attempts:
         if "\x1b" in attempt.detail or "\x00" in attempt.detail:

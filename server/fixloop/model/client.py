@@ -58,7 +58,7 @@ class ChatModel:
         self.stream = stream
         self.timeout = timeout
         self.stall_timeout = min(stall_timeout, timeout)
-        self.retry_window = retry_window
+        self.retry_window = min(retry_window, 4 * timeout)  # a short timeout asks for a quick answer
         self.backoff = backoff
         # Sent explicitly: some servers (llama.cpp among them) cut replies short with a small default.
         self.max_output_tokens = max_output_tokens

@@ -10,6 +10,7 @@ rule). A folder inside the project stands for the test files under it, as the re
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from fixloop.errors import PathError, TestRunError
 from fixloop.project import is_test_path
@@ -40,21 +41,34 @@ def checked_test_ids(workspace: Workspace, raw_ids: list[str], known: tuple[str,
     return list(dict.fromkeys(ids))
 
 
-def _checked(workspace: Workspace, raw: str, known_files: frozenset[str]) -> list[str]:
+def check_target_ids(workspace: Workspace, raw_ids: list[str]) -> None:
+    """The ids a fix is asked for (by the editor or the command line) must be node ids inside the project
+    too: no option, no control character, a file part the resolver accepts (pytest says if it is missing)."""
+    for raw in raw_ids:
+        _resolved(workspace, raw, must_exist=False)
+
+
+def _resolved(workspace: Workspace, raw: str, *, must_exist: bool) -> tuple[str, Path, str, str]:
+    """(the id's text, its file part resolved, '::' or '', the rest) or a TestIdError."""
     text = raw.strip()
     shown = repr(text) if len(text) <= 80 else repr(text[:80]) + "…"
     if len(text) > MAX_ID_CHARS:
         raise TestIdError(f"test id {shown} is {len(text)} characters long; give a node id, {EXAMPLE}")
     if text.startswith(("-", "@")):
-        raise TestIdError(f"{shown} is not a test id: run_tests takes node ids only, never pytest options "
-                          f"or @files; {EXAMPLE}")
+        raise TestIdError(f"{shown} is not a test id: only node ids are run, never pytest options or @files; "
+                          f"{EXAMPLE}")
     if _CONTROL.search(text):
         raise TestIdError(f"test id {shown} holds a control character (a NUL or a newline); {EXAMPLE}")
     path, sep, rest = text.partition("::")
     try:
-        resolved = workspace.resolve(path, must_exist=True)
+        resolved = workspace.resolve(path, must_exist=must_exist)
     except PathError as error:
         raise TestIdError(f"test id {shown}: {error.message}") from None
+    return shown, resolved, sep, rest
+
+
+def _checked(workspace: Workspace, raw: str, known_files: frozenset[str]) -> list[str]:
+    shown, resolved, sep, rest = _resolved(workspace, raw, must_exist=True)
     rel = workspace.relative(resolved)
     if resolved.is_dir():
         if sep:
