@@ -1,7 +1,8 @@
 """VS Code (code-server's real workbench and extension host) in headless Chromium, with the built .vsix:
 the bundled extension fixes a test from the Test Explorer with nothing but a system Python; "fixloop: Fix
 failing test" from the palette streams the model's thoughts; the editor's context menu, the refactor
-preview, Undo and Cancel work; fromEnvironment with an interpreter lacking fixloop says how to go on.
+preview, Undo and Cancel work; in a two-folder workspace a fix carries and lands in its own folder;
+fromEnvironment with an interpreter lacking fixloop says how to go on.
 One code-server serves the module (each test opens its own folder). Screenshots go to each test's tmp dir."""
 
 from __future__ import annotations
@@ -162,6 +163,23 @@ def test_a_fix_from_the_editor_menu_that_changes_a_test_file_goes_through_the_re
     assert (project / "calc.py").read_text() == CALC_FIXED
     assert (project / "tests" / "test_calc.py").read_text() == TEST_CALC_STRENGTHENED
     assert pytest_passes(project, FAILING_TEST)
+
+
+def test_in_a_two_folder_workspace_the_fix_carries_and_lands_in_its_own_folder(
+    code_server: CodeServer, tmp_path: Path, scripted_model_process: Any
+) -> None:
+    model = scripted_model_process(fix_turns())
+    alpha, beta = (write_project(tmp_path / name) for name in ("alpha", "beta"))
+    workspace = tmp_path / "two.code-workspace"
+    folders = [{"path": str(alpha)}, {"path": str(beta)}]
+    workspace.write_text(json.dumps({"folders": folders, "settings": dev_settings(model.base_url)}))
+    drive(code_server, "multiroot", tmp_path, tmp_path, workspace=str(workspace),
+          openPath=str(beta / "tests" / "test_calc.py"), openRow="test_calc.py",
+          calcPath=str(beta / "calc.py"), calcFixed=CALC_FIXED)  # fmt: skip
+
+    assert (beta / "calc.py").read_text() == CALC_FIXED
+    assert (alpha / "calc.py").read_text() == CALC_BUGGY  # same test id, other folder: untouched
+    assert f'"root": "{beta.as_uri()}"' in code_server.trace_file.read_text()
 
 
 def test_fix_of_the_last_failing_test_then_undo_in_the_result_toast(

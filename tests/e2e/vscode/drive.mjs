@@ -1,6 +1,6 @@
 // Drives the real VS Code workbench (code-server) in headless Chromium with playwright-core, as a user:
 //   node drive.mjs <scenario> <config.json>
-// scenario: fix | cancel | missing | preview | undo | explorer.
+// scenario: fix | cancel | missing | preview | undo | explorer | multiroot.
 // config: {url, folder, out, playwrightCore, chromium, timeoutMs, ...the scenario's own keys}.
 // Writes <out>/result.json (steps with their times, texts seen, errors) and screenshots into <out>;
 // exits 0 when the scenario's user-visible steps all happened, 1 otherwise. The Python test checks files.
@@ -53,12 +53,12 @@ async function runCommand(title) {
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: TIMEOUT });
 }
 
-async function openFile(name, expectText) {
+async function openFile(name, expectText, rowText = name) {
   await page.keyboard.press('Control+P');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: TIMEOUT });
   await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: name }).first().waitFor({ timeout: TIMEOUT });
+  await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: rowText }).first().waitFor({ timeout: TIMEOUT });
   await page.keyboard.press('Enter');
   await page.locator('.editor-instance .view-line', { hasText: expectText }).first().waitFor({ timeout: TIMEOUT });
 }
@@ -159,7 +159,8 @@ async function openWorkbench() {
   page.on('console', (msg) => {
     if (msg.type() === 'error' && result.console.length < 30) result.console.push(msg.text().slice(0, 300));
   });
-  await page.goto(`${config.url}/?folder=${encodeURIComponent(config.folder)}`);
+  const target = config.workspace ? `workspace=${encodeURIComponent(config.workspace)}` : `folder=${encodeURIComponent(config.folder)}`;
+  await page.goto(`${config.url}/?${target}`);
   await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
   step('workbench');
   await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: TIMEOUT });
@@ -326,7 +327,21 @@ async function explorer() {
   step('saved');
 }
 
-const scenarios = { fix, cancel, missing, preview, undo, explorer };
+async function multiroot() {
+  // a workspace of two folders holding the same project: the fix goes to the folder of the open file
+  await openFile(config.openPath, 'def test_add', config.openRow);
+  step('file_open');
+  await goToLine(config.testLine);
+  await runCommand('fixloop: Fix failing test');
+  step('fix_invoked');
+  result.texts.result = await waitForToast('fixloop: fixed');
+  step('result_toast');
+  await screenshot('result', 'a two-folder workspace: the fix of beta/tests/test_calc.py::test_add landed in beta');
+  await saveAll();
+  step('saved');
+}
+
+const scenarios = { fix, cancel, missing, preview, undo, explorer, multiroot };
 
 try {
   await openWorkbench();
