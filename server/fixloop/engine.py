@@ -137,7 +137,7 @@ class FixRun:
             self.emit(Notice("copying the project into a shadow workspace", 0, "shadow"))
             shadow = await self._create_shadow()
             runner = self._runner = PytestRunner(shadow.root, settings.test_command, settings.test_timeout,
-                                                 scratch=shadow.scratch)
+                                                 scratch=shadow.scratch, confine_writes=shadow.container)
             self.emit(Notice("running the target tests to record the baseline", 0, "baseline"))
             baseline = await record_baseline(runner, request.test_ids)
             failing = [t for t in request.test_ids if t not in baseline.passing]

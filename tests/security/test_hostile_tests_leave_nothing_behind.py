@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from hostile import (
     HOME_SECRET,
     PROCESS_MARK,
@@ -94,6 +95,23 @@ TRAP_FILES = {
 
         def test_hangs():
             time.sleep(300)
+
+
+        def _users_repository():
+            with open(".git/objects/info/alternates") as file:  # the shadow borrows the user's objects
+                return os.path.dirname(os.path.dirname(file.read().strip()))
+
+
+        def test_writes_into_the_users_repository():
+            with open(os.path.join(_users_repository(), "PWNED.txt"), "w") as file:
+                file.write("x")
+
+
+        def test_deletes_and_writes_outside():
+            outside = os.path.join(os.path.dirname(_users_repository()), "outside")
+            os.remove(os.path.join(outside, "victim", "keep.txt"))
+            with open(os.path.join(outside, "dropped.txt"), "w") as file:
+                file.write("x")
         ''',
 }
 HOSTILE = ["test_daemon_in_a_new_session", "test_daemon_with_an_empty_environment", "test_double_fork",
@@ -117,6 +135,30 @@ async def test_hostile_tests_leave_no_process_and_no_file(trap, scripted_model):
     problems = failures(attempts + watch.check("hostile tests", "hostile test"))
     assert not problems, "\n".join(problems)
     assert not (trap.home / "pwned.txt").exists()
+    assert run.result is not None and run.result.status == "fixed"
+
+
+def _landlock() -> bool:
+    """Whether this kernel confines writes (checked in a child: confinement cannot be undone)."""
+    probe = ("import sys; from fixloop.pytest_runner.reaper import confine_writes; "
+             "sys.exit(0 if confine_writes(['/tmp']) else 1)")
+    env = {**os.environ, "FIXLOOP_NO_SANDBOX": ""}
+    return subprocess.run([sys.executable, "-c", probe], env=env).returncode == 0
+
+
+@pytest.mark.skipif(not _landlock(), reason="the kernel has no Landlock: tests run without write confinement")
+async def test_tests_cannot_write_outside_the_shadow(trap, scripted_model):
+    """Code under test that finds the user's repository (through the shadow's git alternates) and the
+    folders around it can neither write nor delete there."""
+    names = ["test_writes_into_the_users_repository", "test_deletes_and_writes_outside"]
+    attempts = [Attempt("hostile test", "run_tests", name, {"test_ids": [f"tests/test_hostile.py::{name}"]},
+                        expect="answer") for name in names]
+    watch = Watch(trap)
+    run = await run_engine(trap, scripted_model, [calls_turn(attempts), *fix_turns()], maxSteps=6)
+    judge_run(run, attempts)
+    record(attempts)
+    problems = failures(attempts + watch.check("writes outside", "hostile test"))
+    assert not problems, "\n".join(problems)
     assert run.result is not None and run.result.status == "fixed"
 
 

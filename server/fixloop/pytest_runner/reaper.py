@@ -7,6 +7,11 @@ and are found as its children: when the command exits, or on SIGTERM, every desc
 (SIGSTOP, so none can fork more) and killed. The exit status is the command's (a command killed by a
 signal makes the reaper die of the same signal). SIGUSR1 is passed on (the report plugin dumps its
 stacks on it), never fatal here.
+
+With `--write DIR` (repeatable) the reaper first confines itself and so the command to writing under
+those folders (plus /dev and /proc) with Landlock, where the kernel has it: tests can still read
+anything the user can, but not create, change or delete files elsewhere. Without Landlock (an older
+kernel, another system) it runs unconfined; FIXLOOP_NO_SANDBOX=1 turns the confinement off.
 """
 
 import ctypes
@@ -17,6 +22,14 @@ import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+# Landlock (linux/landlock.h): the same syscall numbers on every architecture.
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LANDLOCK_RULE_PATH_BENEATH = 1
+# Every right that changes the file system: write, truncate, make and remove entries, move them (refer).
+_WRITE_RIGHTS = {1: 0b1_1111_1111_0010, 2: 0b11_1111_1111_0010, 3: 0b111_1111_1111_0010}
+ALWAYS_WRITABLE = ("/dev", "/proc")
 NOT_FOUND = "fixloop-reaper: test command not found: "
 NOT_EXECUTABLE = "fixloop-reaper: test command is not executable: "
 SWEEP_SECONDS = 3.0
@@ -36,6 +49,48 @@ def _become_subreaper() -> bool:
         return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def confine_writes(folders: list[str]) -> bool:
+    """Allow writing only under `folders` (and /dev, /proc) from now on, for this process and its children;
+    False when the kernel cannot (no Landlock) or the user said not to."""
+    if not folders or os.environ.get("FIXLOOP_NO_SANDBOX") or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        abi = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION)
+        if abi < 1:
+            return False
+        rights = _WRITE_RIGHTS[min(abi, 3)]
+        handled = ctypes.c_uint64(rights)
+        ruleset = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(handled), ctypes.sizeof(handled), 0)
+        if ruleset < 0:
+            return False
+        try:
+            for folder in [*folders, *ALWAYS_WRITABLE]:
+                try:
+                    fd = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+                except OSError:
+                    continue
+                try:
+                    rule = _PathBeneath(rights, fd)
+                    if libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH,
+                                    ctypes.byref(rule), 0) != 0:
+                        return False
+                finally:
+                    os.close(fd)
+            if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+                return False
+            return libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0) == 0
+        finally:
+            os.close(ruleset)
+    except (OSError, AttributeError):
+        return False
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
 
 
 def _parents() -> dict[int, int]:
@@ -134,7 +189,10 @@ def _wait_for(child: subprocess.Popen) -> int | None:
 
 
 def main(argv: list[str]) -> int:
-    command = argv[argv.index("--") + 1 :] if "--" in argv else argv
+    split = argv.index("--") if "--" in argv else -1
+    options, command = argv[: max(split, 0)], argv[split + 1 :]
+    writable = [options[i + 1] for i, option in enumerate(options[:-1]) if option == "--write"]
+    confine_writes(writable)
     _become_subreaper()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, _on_stop)

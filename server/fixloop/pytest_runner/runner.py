@@ -4,8 +4,9 @@ stdout is captured (in the language server fd 1 is the LSP channel), the process
 a timeout or a cancel kills the whole group, and nothing is written into the project: no cache, no bytecode.
 The command line is fixloop's alone: test ids come after `--` and none may start with `-` or `@`; pytest's
 temp folder is pinned inside the run's scratch area, where HOME and TMPDIR point too. The command runs
-under `reaper.py`, which kills every process the tests leave behind (new sessions included); processes
-that escape it anyway are found by a mark in their environment and killed.
+under `reaper.py`, which kills every process the tests leave behind (new sessions included) and, given
+`confine_writes`, lets them write only under that folder; processes that escape it anyway are found by a
+mark in their environment and killed.
 """
 
 from __future__ import annotations
@@ -50,9 +51,11 @@ class PytestRunner:
         timeout: float = 60.0,
         env: Mapping[str, str] | None = None,
         scratch: Path | None = None,
+        confine_writes: Path | None = None,
     ) -> None:
         """`scratch`: where each run's temp, home and report folders go (the shadow's scratch area); a
-        fresh system temp folder per run when None."""
+        fresh system temp folder per run when None. `confine_writes`: the one folder the tests may write
+        under (the shadow's container), where the kernel can enforce it (Landlock)."""
         if not command:
             raise TestRunError("testCommand is empty: set it to e.g. [\"python\", \"-m\", \"pytest\"]")
         self.root = Path(root).resolve()
@@ -60,6 +63,7 @@ class PytestRunner:
         self.timeout = timeout
         self.env = dict(env) if env is not None else None
         self.scratch = Path(scratch) if scratch is not None else None
+        self.confine_writes = Path(confine_writes) if confine_writes is not None else None
         self.seconds = 0.0  # wall time of every run so far (the run's figures)
 
     async def run(self, test_ids: Sequence[str] = (), *, root: Path | None = None) -> TestRun:
@@ -156,7 +160,9 @@ class PytestRunner:
     async def _run_in(self, workdir: Path, report_path: Path, test_ids: list[str], root: Path) -> TestRun:
         started = time.monotonic()
         mark = uuid.uuid4().hex
-        command = [sys.executable, "-I", "-S", str(_REAPER), "--", *self.argv(test_ids, workdir, root)]
+        writable = ["--write", str(self.confine_writes)] if self.confine_writes is not None else []
+        command = [sys.executable, "-I", "-S", str(_REAPER), *writable, "--",
+                   *self.argv(test_ids, workdir, root)]
         try:
             proc = await asyncio.create_subprocess_exec(
                 *command,
