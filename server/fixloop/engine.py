@@ -8,6 +8,7 @@ group is killed, the model call dropped, the shadow removed, and CancelledError 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fixloop.agent.call_protocols import fixed_prefix
 from fixloop.agent.loop import LoopLimits, ReActLoop
 from fixloop.agent.prompts import task_prompt
 from fixloop.agent.warm_start import build_warm_start
@@ -23,10 +25,11 @@ from fixloop.config import Settings
 from fixloop.errors import FixloopError
 from fixloop.events import Done, Event, Notice
 from fixloop.model.client import ChatModel
+from fixloop.model.warm_up import is_local_endpoint, settle, start_warm_up
 from fixloop.pytest_runner import PytestRunner
 from fixloop.result import FixResult, FixStatus
 from fixloop.shadow import ShadowWorkspace, clean_stale_shadows
-from fixloop.tools import build_toolbox
+from fixloop.tools import build_toolbox, tool_catalog
 from fixloop.tools.test_ids import check_target_ids
 from fixloop.tools.workspace import Workspace
 from fixloop.transcript import Transcript
@@ -121,6 +124,18 @@ class FixRun:
             await asyncio.to_thread(made.close)
             raise
 
+    async def _open_model(self) -> ChatModel:
+        """The chat model for this run; a local endpoint's prompt cache is warmed with the fixed prefix."""
+        settings = self.settings
+        base_url, model_name = await model_endpoint(settings)
+        compact = settings.compact_tools or is_local(settings)
+        if is_local(settings) or is_local_endpoint(base_url):
+            messages, tools = fixed_prefix(settings.protocol, tool_catalog(), compact)
+            start_warm_up(base_url, model_name, settings.api_key(), messages, tools, settings.model_timeout)
+        return ChatModel(base_url=base_url, model=model_name, api_key=settings.api_key(),
+                         timeout=settings.model_timeout, temperature=settings.temperature,
+                         stream=settings.stream)
+
     async def execute(self) -> FixResult:
         request, settings = self.request, self.settings
         settings.require_model()
@@ -131,6 +146,8 @@ class FixRun:
         })
         shadow: ShadowWorkspace | None = None
         model: ChatModel | None = None
+        # The endpoint (a managed local model starts here) and its prompt cache get ready meanwhile.
+        opening = asyncio.ensure_future(self._open_model())
         try:
             await asyncio.to_thread(check_target_ids, Workspace(request.root), list(request.test_ids))
             await asyncio.to_thread(clean_stale_shadows)
@@ -145,14 +162,12 @@ class FixRun:
                              f"{len(baseline.passing)} test(s) passing", 0, "baseline"))
             warm = await asyncio.to_thread(build_warm_start, shadow.root, baseline.run,
                                            list(request.test_ids))
-            base_url, model_name = await model_endpoint(settings)
-            model = ChatModel(base_url=base_url, model=model_name, api_key=settings.api_key(),
-                              timeout=settings.model_timeout, temperature=settings.temperature,
-                              stream=settings.stream)
-            self._model = model
-            toolbox = build_toolbox(Workspace(shadow.root), runner, default_test_ids=request.test_ids,
+            model = self._model = await opening
+            # run_tests without ids runs the targets that fail (the prompt says so)
+            targets = failing or list(request.test_ids)
+            toolbox = build_toolbox(Workspace(shadow.root), runner, default_test_ids=targets,
                                     output_cap=settings.output_cap,
-                                    protect_tests=not settings.allow_test_edits)
+                                    protect_tests=not settings.allow_test_edits, baseline=baseline.run)
             gate = VerificationGate(shadow, runner, baseline, allow_test_edits=settings.allow_test_edits)
 
             protocol = settings.protocol
@@ -163,6 +178,7 @@ class FixRun:
                              limits=LoopLimits(max_steps=settings.max_steps, attempts=settings.attempts,
                                                max_tokens=settings.max_tokens,
                                                max_seconds=settings.max_seconds))
+            await settle(model.base_url, settings.model_timeout)  # the turn would queue behind it anyway
             try:
                 outcome = await loop.run()
             finally:
@@ -174,6 +190,7 @@ class FixRun:
                 outcome.status, outcome.summary, changes=changes,
                 diff=shadow.unified_diff(list(changes)) if changes else "",
                 prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
+                tokens_estimated=outcome.tokens_estimated,
                 reasons=outcome.reasons)
             self.emit(Done(result.status, result.summary, self.steps, {"files": result.files}))
             self.transcript.write("result", **result.to_json())
@@ -189,6 +206,12 @@ class FixRun:
             self.emit(Done("error", f"internal error: {type(error).__name__}: {error}", self.steps))
             raise
         finally:
+            if not opening.done():
+                opening.cancel()
+            with contextlib.suppress(BaseException):
+                unused = await opening  # an endpoint that failed after the run had failed: not news
+                if model is None:
+                    await asyncio.shield(unused.close())
             if model is not None:
                 await asyncio.shield(model.close())
             if shadow is not None:

@@ -1,14 +1,28 @@
-"""The CLI's live view: the engine's events as short lines on stderr, thoughts streamed as they arrive."""
+"""The CLI's live view: the engine's events as short lines on stderr, thoughts streamed as they arrive.
+
+A call shows as one line (`→ edit_file mathutils.py`) as soon as the model starts writing it, never its
+JSON; the transcript keeps the arguments.
+"""
 
 from __future__ import annotations
 
-import json
 import re
 
 from rich.console import Console
 from rich.markup import escape as escape_markup
 
-from fixloop.events import Action, Event, Notice, Observation, Thought, ThoughtDelta, Verdict
+from fixloop.events import (
+    Action,
+    Calling,
+    Event,
+    Notice,
+    Observation,
+    Thought,
+    ThoughtDelta,
+    Verdict,
+    action_line,
+    call_target,
+)
 from fixloop.result import FixResult
 
 # What the model or a test prints must not drive the user's terminal: escape sequences and control
@@ -27,12 +41,6 @@ def one_line(text: str, width: int = 160) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def describe_action(event: Action) -> str:
-    args = ", ".join(f"{k}={one_line(json.dumps(v) if not isinstance(v, str) else v, 60)}"
-                     for k, v in event.arguments.items())
-    return f"{event.tool}({args})"
-
-
 class LiveView:
     """Renders events to stderr with rich; deltas stream inline, everything else is one line each."""
 
@@ -40,6 +48,7 @@ class LiveView:
         self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
         self._streaming_step: int | None = None
         self._streamed: set[int] = set()
+        self._announced: list[tuple[int, str]] = []  # (step, line) shown for calls still being written
 
     def _end_stream(self) -> None:
         if self._streaming_step is not None:
@@ -60,11 +69,20 @@ class LiveView:
         if isinstance(event, Thought):
             if event.step not in self._streamed:
                 c.print(f"[bold cyan]step {event.step}[/] [dim]{escape(one_line(event.text, 400))}[/]")
+        elif isinstance(event, Calling):
+            line = action_line(event.tool, event.target)
+            self._announced.append((event.step, line))
+            c.print(f"  [yellow]{escape(one_line(line))}[/]")
         elif isinstance(event, Action):
-            c.print(f"  [yellow]→ {escape(describe_action(event))}[/]")
+            line = action_line(event.tool, call_target(event.tool, event.arguments))
+            if (event.step, line) in self._announced:  # already shown while it was being written
+                self._announced.remove((event.step, line))
+            else:
+                c.print(f"  [yellow]{escape(one_line(line))}[/]")
         elif isinstance(event, Observation):
             style = "red" if event.is_error else "green"
-            c.print(f"  [{style}]← {escape(one_line(event.text, 200))}[/]")
+            first = next((line for line in event.text.splitlines() if line.strip()), "(empty)")
+            c.print(f"  [{style}]← {escape(one_line(first, 200))}[/]")
         elif isinstance(event, Verdict):
             if event.accepted:
                 c.print(f"[bold green]✓ verified (attempt {event.attempt})[/]")

@@ -40,6 +40,7 @@ class FixResult:
     attempts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    tokens_estimated: bool = False  # some turns' usage was counted by fixloop, not reported by the server
     seconds: float = 0.0
     model_seconds: float = 0.0  # waiting for the model (retries included)
     test_seconds: float = 0.0  # running pytest (baseline, run_tests, the gate)
@@ -64,7 +65,8 @@ class FixResult:
             "applied": self.applied,
             "steps": self.steps,
             "attempts": self.attempts,
-            "usage": {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens},
+            "usage": {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens,
+                      "estimated": self.tokens_estimated},
             "seconds": round(self.seconds, 3),
             "modelSeconds": round(self.model_seconds, 3),
             "testSeconds": round(self.test_seconds, 3),

@@ -51,11 +51,11 @@ def test_progress_lines_are_deduplicated_and_stamped() -> None:
     view.progress({"kind": "report", "message": "thinking about"})
     view.progress({"kind": "report", "message": "thinking about it"})
     view.progress({"kind": "report", "message": "next line"})
-    view.progress({"kind": "report", "message": "→ read_file(path=a.py)"})
+    view.progress({"kind": "report", "message": "→ read_file a.py"})
     view.progress({"kind": "end", "message": "fixed and applied: ok"})
     lines = out.getvalue().splitlines()
     assert [line.split("] ", 1)[1] for line in lines] == [
-        "fixloop: fix t: starting", "thinking about it", "next line", "→ read_file(path=a.py)",
+        "fixloop: fix t: starting", "thinking about it", "next line", "→ read_file a.py",
         "fixed and applied: ok"]
     assert all(line.startswith("[") for line in lines)
 
@@ -85,7 +85,7 @@ async def test_demo_fixes_the_project_through_the_language_server(
     out = capsys.readouterr().out
     assert code == 0, out
     assert "language server up" in out
-    assert "→ read_file(path=mathutils.py)" in out
+    assert "→ read_file mathutils.py" in out
     assert out.index("→ read_file") < out.index("→ edit_file") < out.index("the verified fix:")
     fix = load_fix("demo")["edits"][0]
     assert f"+        {fix['new_text']}" in out

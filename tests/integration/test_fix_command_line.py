@@ -112,3 +112,21 @@ def test_a_hanging_test_is_killed_and_named(fixture_project, scripted_model):
     assert "Traceback" not in done.stderr
     final = [line for line in done.stderr.splitlines() if line.startswith("not_fixed")]
     assert len(final) == 1 and "timed out" in final[0] and "test_finds_last_item" in final[0]
+
+
+def test_the_live_view_shows_thoughts_and_one_line_per_call_never_json(fixture_project, scripted_model):
+    root = fixture_project("demo")
+    edit = load_fix("demo")["edits"][0]
+    babble = "\n\n### tests/test_mathutils.py (lines 12-13) the test\n" + "and so on " * 30
+    call = {"name": "edit_file", "arguments": {k: edit[k] for k in ("path", "old_text", "new_text")}}
+    turns = [{"content": "It adds where it should multiply.\n```json\n" + json.dumps(call) + "\n```" + babble,
+              "chunk_chars": 4},
+             {"content": '<tool_call>\n{"name": "run_tests", "arguments": {}}\n</tool_call>' + babble},
+             {"content": '```json\n{"name": "submit", "arguments": {"summary": "multiplies"}}\n```' + babble}]
+    done = fixloop(root, *load_fix("demo")["test_ids"], base_url=scripted_model(turns).base_url)
+    assert done.returncode == 0, done.stderr
+    assert "It adds where it should multiply." in done.stderr
+    assert f"→ edit_file {edit['path']}" in done.stderr and "→ run_tests" in done.stderr
+    assert done.stderr.count(f"→ edit_file {edit['path']}") == 1  # announced while written, not again
+    for piece in ('"name"', '"arguments"', "old_text", "```", "<tool_call>", "and so on"):
+        assert piece not in done.stderr

@@ -141,7 +141,7 @@ def test_the_run_fails_where_the_shapes_expect(shop: tuple[Path, TestRun]) -> No
     ]
 
 
-def test_failure_test_source_and_called_method_with_line_numbers(shop: tuple[Path, TestRun]) -> None:
+def test_failure_test_and_called_method_in_fences_numbered_in_headers(shop: tuple[Path, TestRun]) -> None:
     root, run = shop
     text = build_warm_start(root, run, ["tests/test_calc.py::TestCalculator::test_add"])
     assert "## Failing test: tests/test_calc.py::TestCalculator::test_add" in text
@@ -150,20 +150,25 @@ def test_failure_test_source_and_called_method_with_line_numbers(shop: tuple[Pat
     test_source = textwrap.dedent(
         """
         ### tests/test_calc.py (lines 4-7) the test
-           4 | class TestCalculator:
-           5 |     def test_add(self):
-           6 |         calc = Calculator()
-           7 |         assert calc.add(2, 2) == 4
+        ```python
+        class TestCalculator:
+            def test_add(self):
+                calc = Calculator()
+                assert calc.add(2, 2) == 4
+        ```
         """
     ).strip()
-    assert test_source in text
+    assert test_source in text  # code as in the file, its line numbers once in the header
     method = textwrap.dedent(
         """
         ### src/shop/calc.py (lines 1, 5-6) Calculator.add, called by the test
-           1 | class Calculator:
-             | ...
-           5 |     def add(self, a, b):
-           6 |         return a - b
+        ```python
+        class Calculator:
+        ```
+        ```python
+            def add(self, a, b):
+                return a - b
+        ```
         """
     ).strip()
     assert method in text
@@ -176,7 +181,7 @@ def test_exception_in_project_code_shows_the_raising_function_first(shop: tuple[
     assert "Outcome: failed: ZeroDivisionError: division by zero" in text
     raised = "### src/shop/calc.py (lines 1, 8-9) Calculator.div, raised here: line 9"
     assert raised in text
-    assert "   9 |         return a / b" in text
+    assert "\n        return a / b" in text
     assert text.count("def div(self, a, b):") == 1  # the frame and the call are the same code: shown once
 
 
@@ -188,7 +193,7 @@ def test_a_helper_two_imports_away_follows_the_function_the_test_calls(shop: tup
     helper = "### src/shop/pricing.py (lines 1-4) discount_rate, called by total"
     assert total in text and helper in text
     assert text.index(total) < text.index(helper)
-    assert "   4 |     return 1.1" in text
+    assert "\n    return 1.1" in text
 
 
 def test_module_alias_calls_resolve_to_the_module(shop: tuple[Path, TestRun]) -> None:
@@ -226,7 +231,7 @@ def test_parametrized_cases_share_the_test_source(shop: tuple[Path, TestRun]) ->
     text = build_warm_start(root, run, ids)
     assert "AssertionError: assert 'a_b' == 'a-b'" in text
     assert "AssertionError: assert 'c_d' == 'c-d'" in text
-    assert text.count('   6 | @pytest.mark.parametrize("raw, expected"') == 1
+    assert text.count('\n@pytest.mark.parametrize("raw, expected"') == 1
     assert text.count("### src/shop/text.py (lines 1-2) slug, called by the test") == 1
     assert text.count("Traceback:") == 1  # the second case failed on the same line
 
@@ -244,7 +249,7 @@ def test_the_budget_is_kept_and_what_is_left_out_is_named(shop: tuple[Path, Test
     assert "Left out" not in full
     small = build_warm_start(root, run, ids, budget_chars=1500)
     assert len(small) <= 1500
-    assert small.startswith("Context gathered before your first turn.")
+    assert small.startswith("Context gathered before your first turn:")
     assert "## Failing test: tests/test_calc.py::TestCalculator::test_add" in small
     assert "Left out for space (read_file them if needed): " in small
     assert len(build_warm_start(root, run, ids, budget_chars=50)) <= 50
@@ -255,7 +260,7 @@ def test_a_test_without_a_result_still_shows_its_source(shop: tuple[Path, TestRu
     empty = TestRun(results={}, exit_code=5, timed_out=False, duration=0.0, output="")
     text = build_warm_start(root, empty, ["tests/test_money.py::test_fmt"])
     assert "No result in the last run." in text
-    assert "   4 | def test_fmt():" in text
+    assert "\ndef test_fmt():" in text
     assert "### src/shop/money.py (lines 1-2) fmt, called by the test" in text
 
 

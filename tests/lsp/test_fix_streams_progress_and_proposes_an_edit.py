@@ -34,7 +34,7 @@ def check_progress(values: list, test_id: str = TEST_ADD) -> None:
     assert None not in percentages and percentages == sorted(percentages) and max(percentages) < 100
     messages = [r.message for r in reports]
     assert "add subtracts; fixing the sign." in messages  # a thought, one line
-    assert any(m.startswith("→ edit_file(") for m in messages)  # an action
+    assert "→ edit_file calc.py" in messages  # an action: the tool and its file, never its JSON
     assert any(m.startswith("← run_tests") for m in messages)  # an observation
     assert any(m.startswith("✓ verified") for m in messages)  # the verdict
     assert all("\n" not in m and len(m) <= 100 for m in messages)

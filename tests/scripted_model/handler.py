@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import select
 import socket
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -114,6 +115,11 @@ class ChatHandler(BaseHTTPRequestHandler):
 
     def _chat(self, body: dict[str, Any]) -> None:
         owner = self.owner
+        if body.get("max_tokens") == 1:
+            with owner._lock:
+                owner.warmups.append(body)
+            self._warm_up(body)
+            return
         kind, value = owner._take_turn(body)
         if kind == "mismatch":
             owner._log(value)
@@ -140,7 +146,7 @@ class ChatHandler(BaseHTTPRequestHandler):
         if fault is not None:
             self._fault(fault, turn, body, stream)
             return
-        answer = Answer.build(owner, turn, body)
+        answer = Answer.build(owner, turn, body, int(turn.get("chunk_chars") or 0))
         if stream:
             self._stream(answer, body, float(turn.get("chunk_delay") or 0))
         else:
@@ -201,17 +207,42 @@ class ChatHandler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.connection.shutdown(socket.SHUT_RDWR)
 
-    def _stream(self, answer: Answer, body: dict[str, Any], chunk_delay: float = 0) -> None:
+    def _warm_up(self, body: dict[str, Any]) -> None:
+        turn = {"content": "", "finish_reason": "length", "usage": {"completion_tokens": 1}}
+        answer = Answer.build(self.owner, turn, body)
+        if body.get("stream"):
+            self._stream(answer, body, record=False)
+        else:
+            self._send_json(200, answer.completion())
+
+    def _stream(self, answer: Answer, body: dict[str, Any], chunk_delay: float = 0,
+                record: bool = True) -> None:
+        """Send the chunks; a client that goes away before the end is seen and noted (`streams`)."""
         options = body.get("stream_options") or {}
+        chunks = list(answer.chunks(include_usage=bool(options.get("include_usage"))))
+        seen = {"request": len(self.owner.requests), "sent": 0, "chunks": len(chunks), "disconnected": False}
+        if record:
+            with self.owner._lock:
+                self.owner.streams.append(seen)
         self._start_stream()
-        for index, chunk in enumerate(answer.chunks(include_usage=bool(options.get("include_usage")))):
-            if index and chunk_delay > 0 and self.owner._stopping.wait(chunk_delay):
-                self.close_connection = True
-                return
-            self._write_chunk(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
-        self._write_chunk(b"data: [DONE]\n\n")
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+        try:
+            for index, chunk in enumerate(chunks):
+                if index and chunk_delay > 0 and self.owner._stopping.wait(chunk_delay):
+                    self.close_connection = True
+                    return
+                if index and client_gone(self.connection):
+                    seen["disconnected"] = True
+                    self.close_connection = True
+                    return
+                self._write_chunk(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
+                self.wfile.flush()
+                seen["sent"] = index + 1
+            self._write_chunk(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:
+            seen["disconnected"] = True
+            self.close_connection = True
 
     def _start_stream(self) -> None:
         self.send_response(200)
@@ -251,3 +282,14 @@ class ChatHandler(BaseHTTPRequestHandler):
             headers["x-should-retry"] = "true" if retry else "false"
         error = {"message": message, "type": error_type, "param": param, "code": code}
         self._send_json(status, {"error": error}, headers)
+
+
+def client_gone(connection: socket.socket) -> bool:
+    """Whether the client has closed its end (a readable socket with nothing to read)."""
+    try:
+        readable, _, _ = select.select([connection], [], [], 0)
+        if not readable:
+            return False
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True

@@ -25,7 +25,9 @@ class Answer:
         tool_calls: list[dict[str, Any]],
         finish_reason: str,
         usage: dict[str, int],
+        piece: int = 0,
     ) -> None:
+        self.piece = piece  # characters in one content chunk (0: a handful of chunks)
         self.completion_id = completion_id
         self.model = model
         self.content = content
@@ -36,7 +38,8 @@ class Answer:
         self.created = int(time.time())
 
     @classmethod
-    def build(cls, owner: ScriptedModelServer, turn: dict[str, Any], body: dict[str, Any]) -> Answer:
+    def build(cls, owner: ScriptedModelServer, turn: dict[str, Any], body: dict[str, Any],
+              piece: int = 0) -> Answer:
         content = turn.get("content")
         stopped = False
         if isinstance(content, str):
@@ -75,6 +78,7 @@ class Answer:
             tool_calls=calls,
             finish_reason=finish_reason,
             usage=usage,
+            piece=piece,
         )
 
     def completion(self) -> dict[str, Any]:
@@ -104,7 +108,7 @@ class Answer:
         """The stream as OpenAI sends it: role, small content deltas, tool calls with split arguments,
         the finish reason, then (when asked) a usage chunk with no choices."""
         yield self._chunk({"role": "assistant", "content": "", "refusal": None}, include_usage)
-        for piece in pieces(self.content or ""):
+        for piece in pieces(self.content or "", self.piece):
             yield self._chunk({"content": piece}, include_usage)
         for piece in pieces(self.refusal or ""):
             yield self._chunk({"refusal": piece}, include_usage)
@@ -145,11 +149,11 @@ class Answer:
         return chunk
 
 
-def pieces(text: str) -> list[str]:
-    """Split text into a handful of small deltas (at least four when it is long enough)."""
+def pieces(text: str, size: int = 0) -> list[str]:
+    """Split text into a handful of small deltas (at least four when it is long enough), or `size` each."""
     if not text:
         return []
-    size = min(24, max(1, math.ceil(len(text) / 4)))
+    size = size or min(24, max(1, math.ceil(len(text) / 4)))
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 

@@ -29,6 +29,7 @@ TURN_KEYS = frozenset(
         "expect",
         "delay",
         "chunk_delay",
+        "chunk_chars",
         "usage",
         "note",
     }

@@ -34,7 +34,8 @@ class ScriptedModelServer:
     - `content` (text), `tool_calls` (`[{"name", "arguments": object or raw string, "id"?}]`, ids
       `call_N`), `refusal` (text in `message.refusal`), `finish_reason` (override);
     - `stream`: force SSE or JSON whatever the request asked; `delay` seconds before answering;
-      `chunk_delay` seconds between stream chunks; `usage`: override the token counts;
+      `chunk_delay` seconds between stream chunks; `chunk_chars`: content in pieces of this many
+      characters (a token-like pace); `usage`: override the token counts;
     - `fault`: "500", "429" (with `retry_after`), "400_tools", "401", "404_model", "stall" (`seconds`,
       default 30: nothing is sent, then the connection closes), "drop" (a few chunks, then the
       connection closes mid-body). A fault consumes its turn, so a retry gets the next one;
@@ -44,7 +45,10 @@ class ScriptedModelServer:
     - `note`: ignored, for the reader.
 
     Content is cut at the request's `stop` sequences as a real server does. `requests` holds every chat
-    request body in order. Besides /v1/chat/completions and /v1/models the server answers
+    request body in order. `streams` records each streamed answer: chunks sent of how many, and whether
+    the client went away before the end (`disconnected`), as a server that stops generating sees it.
+    A request with `max_tokens: 1` is a prompt-cache warm-up: it is answered with one empty token, kept
+    in `warmups`, and consumes no turn. Besides /v1/chat/completions and /v1/models the server answers
     GET /_fixloop/requests (the bodies), GET /_fixloop/state and POST /_fixloop/turns (append turns).
     """
 
@@ -64,6 +68,8 @@ class ScriptedModelServer:
         self.verbose = verbose
         self.base_url = ""
         self.requests: list[dict[str, Any]] = []
+        self.warmups: list[dict[str, Any]] = []
+        self.streams: list[dict[str, Any]] = []
         self.failures: list[str] = []
         self._turns: deque[dict[str, Any]] = deque(config["turns"])
         self._served = 0

@@ -47,15 +47,15 @@ async def test_unique_exact_match_is_replaced(toolbox: Toolbox, root: Path) -> N
     assert not result.is_error, result.text
     assert (root / "src" / "app.py").read_text() == APP.replace("a - b", "a + b")
     assert result.text.startswith("edited src/app.py: replaced lines 2 with lines 2:")
-    assert "   2 |     return a + b" in result.text
+    assert "src/app.py lines 1-4:\n```python\ndef add(a, b):\n    return a + b\n" in result.text  # no gutters
 
 
 async def test_confirmation_shows_the_changed_region(toolbox: Toolbox) -> None:
     result = await edit(toolbox, "src/app.py", "        return result\n",
                         "        total = result\n        return total\n")
     assert "replaced lines 10 with lines 10-11" in result.text
-    assert "  11 |         return total" in result.text
-    assert "   8 |         for item in items:" in result.text  # context above
+    assert "src/app.py lines 8-13:\n```python\n        for item in items:\n" in result.text  # context above
+    assert "\n        return total\n" in result.text
 
 
 async def test_multiple_matches_are_refused_with_their_lines(toolbox: Toolbox, root: Path) -> None:
@@ -139,8 +139,8 @@ async def test_no_match_shows_the_nearest_lines(toolbox: Toolbox, root: Path) ->
                         "def add(x, y):\n    return x + y\n")
     assert result.is_error
     assert "old_text was not found in 'src/app.py'. Did you mean lines 1-2?" in result.text
-    assert "   1 | def add(a, b):\n   2 |     return a - b" in result.text
-    assert "without the line numbers" in result.text
+    assert "src/app.py lines 1-2:\n```python\ndef add(a, b):\n    return a - b\n```" in result.text
+    assert "Copy old_text exactly from the file" in result.text
     assert (root / "src" / "app.py").read_text() == APP
 
 
@@ -274,7 +274,7 @@ async def test_utf8_bom_is_kept_and_does_not_break_the_syntax_check(tmp_path: Pa
 
 async def test_single_line_near_miss_names_one_line(toolbox: Toolbox) -> None:
     result = await edit(toolbox, "src/app.py", "return a * b", "return a + b")
-    assert "Did you mean line 2?\n   2 |     return a - b" in result.text
+    assert "Did you mean line 2?\nsrc/app.py line 2:\n```python\n    return a - b\n```" in result.text
 
 
 async def test_doubly_escaped_newlines_are_read_as_newlines(toolbox: Toolbox, root: Path) -> None:

@@ -22,18 +22,18 @@ def toolbox(root: Path) -> Toolbox:
     return build_toolbox(Workspace(root), runner=None)
 
 
-async def test_whole_file_with_header_and_numbers(toolbox: Toolbox) -> None:
+async def test_whole_file_in_a_fence_with_the_line_numbers_in_its_header(toolbox: Toolbox) -> None:
     result = await toolbox.call("read_file", {"path": "src/app.py"})
     assert not result.is_error
     lines = result.text.splitlines()
     assert lines[0] == "src/app.py (lines 1-20 of 20)"
-    assert lines[1] == "   1 | line 1"
-    assert lines[-1] == "  20 | line 20"
+    assert lines[1] == "```python" and lines[-1] == "```"
+    assert lines[2] == "line 1" and lines[-2] == "line 20"  # as in the file: no line-number gutters
 
 
 async def test_line_range(toolbox: Toolbox) -> None:
     result = await toolbox.call("read_file", '{"path": "src/app.py", "start_line": 5, "end_line": 7}')
-    assert result.text == "src/app.py (lines 5-7 of 20)\n   5 | line 5\n   6 | line 6\n   7 | line 7"
+    assert result.text == "src/app.py (lines 5-7 of 20)\n```python\nline 5\nline 6\nline 7\n```"
 
 
 async def test_end_past_the_end_is_clamped(toolbox: Toolbox) -> None:
@@ -77,7 +77,7 @@ async def test_empty_file(toolbox: Toolbox, root: Path) -> None:
 async def test_crlf_and_latin1_files_read_as_text(toolbox: Toolbox, root: Path) -> None:
     (root / "w.txt").write_bytes(b"caf\xe9\r\nsecond\r\n")
     result = await toolbox.call("read_file", {"path": "w.txt"})
-    assert result.text == "w.txt (lines 1-2 of 2)\n   1 | café\n   2 | second"
+    assert result.text == "w.txt (lines 1-2 of 2)\n```\ncafé\nsecond\n```"
 
 
 async def test_folder_and_missing_and_escape(toolbox: Toolbox, root: Path) -> None:
@@ -105,7 +105,7 @@ async def test_long_output_is_capped_with_where_to_continue(root: Path) -> None:
     assert last.startswith("[output truncated at line ")
     assert "use start_line=" in last and "to read the rest" in last
     shown_line = int(last.split("line ")[1].split(";")[0])
-    assert f"{shown_line:>4} | value_{shown_line}" in result.text
+    assert f"\nvalue_{shown_line} = " in result.text
 
 
 async def test_a_traceback_location_reads_around_the_line(toolbox: Toolbox) -> None:

@@ -74,8 +74,8 @@ async def test_given_ids_and_a_bare_string_are_passed_through(tmp_path) -> None:
     await toolbox.call("run_tests", {"test_ids": ["tests/test_app.py", " "]})
     result = await toolbox.call("run_tests", '{"test_ids": "tests/test_app.py::test_ok0"}')
     assert runner.calls == [["tests/test_app.py"], ["tests/test_app.py::test_ok0"]]
-    assert result.text.splitlines()[0] == "1 passed in 0.31s"
-    assert "call submit" in result.text
+    assert result.text.startswith("1 passed in 0.31s")
+    assert "call submit" in result.text and "\n" not in result.text  # a green run is one line
 
 
 async def test_timeout_names_the_hung_test(tmp_path) -> None:

@@ -13,11 +13,13 @@ to content when the model writes its calls into the text (`ReadReply.switch_to`)
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from fixloop.agent import prompts
+from fixloop.agent.echo import EchoIndex
+from fixloop.agent.reply_watch import ReplyWatch
 from fixloop.agent.text_calls import REACT_STOP, ParsedContent, format_observation, parse_content
 from fixloop.model.replies import ModelReply
 
@@ -25,6 +27,15 @@ Mode = Literal["native", "content", "text"]
 ProtocolSetting = Literal["auto", "tools", "text"]
 Message = dict[str, Any]
 SINGLE_ARGUMENT = {"read_file": "path", "list_files": "path", "search": "pattern", "submit": "summary"}
+
+
+class ToolDescriptions(Protocol):
+    """What the prompt needs of `fixloop.tools.Toolbox`."""
+
+    names: list[str]
+
+    def schemas(self, compact: bool = False) -> list[dict[str, Any]]: ...
+    def text_descriptions(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -95,6 +106,16 @@ class CallProtocol:
     def no_tool_nudge(self) -> str:
         return prompts.NO_TOOL_NUDGE
 
+    def watch(self, *, on_prose: Callable[[str], None], on_calling: Callable[[str, str], None],
+              echo: EchoIndex | None) -> ReplyWatch:
+        """What follows this turn's stream: the prose to show, the calls as they start, where to close it."""
+        return ReplyWatch(self.tool_names, on_prose=on_prose, on_calling=on_calling,
+                          single_arg=self.single_argument, read_text=self.reads_text(), echo=echo)
+
+    def reads_text(self) -> bool:
+        """Whether calls written into the text count (they end the stream once complete)."""
+        return True
+
     def on_tools_rejected(self) -> CallProtocol | None:
         """The mode to use after the endpoint refused `tools`: text under `auto`, else none (an error)."""
         return self._become(TextCalls) if self.setting == "auto" else None
@@ -137,6 +158,9 @@ class NativeCalls(CallProtocol):
 
     def request(self, schemas: list[dict[str, Any]]) -> RequestArgs:
         return RequestArgs(tools=schemas, stop=None)
+
+    def reads_text(self) -> bool:
+        return self.setting != "tools"
 
     def read(self, reply: ModelReply, step: int) -> ReadReply:
         if reply.tool_calls:
@@ -195,3 +219,12 @@ def call_protocol(setting: ProtocolSetting, tool_names: Sequence[str],
     """The mode a run starts in: text for `protocol: text`, else native."""
     kind: type[CallProtocol] = TextCalls if setting == "text" else NativeCalls
     return kind(setting, tool_names, single_argument)
+
+
+def fixed_prefix(setting: ProtocolSetting, tools: ToolDescriptions,
+                 compact: bool) -> tuple[list[Message], list[dict[str, Any]] | None]:
+    """How every request of a run begins, the same in every run and turn: the system message and the tool
+    schemas (a server's prompt cache keeps them, so only the task is new in a run's first turn)."""
+    protocol = call_protocol(setting, tools.names)
+    system = {"role": "system", "content": protocol.system_prompt(tools.text_descriptions())}
+    return [system], protocol.request(tools.schemas(compact=compact)).tools

@@ -12,7 +12,19 @@ from fixloop.agent import prompts
 from fixloop.agent.acting import StuckWatch, ToolboxLike, run_calls
 from fixloop.agent.call_protocols import CallProtocol, ProtocolSetting, ToolCall, call_protocol
 from fixloop.agent.context import Conversation
-from fixloop.events import Action, Event, Notice, Observation, Thought, ThoughtDelta, Usage, Verdict
+from fixloop.agent.echo import EchoIndex
+from fixloop.events import (
+    Action,
+    Calling,
+    Event,
+    Notice,
+    Observation,
+    Reply,
+    Thought,
+    ThoughtDelta,
+    Usage,
+    Verdict,
+)
 from fixloop.model.client import ChatModel, ToolsUnsupported
 from fixloop.model.replies import ModelReply
 from fixloop.tools.base import ToolResult
@@ -42,6 +54,7 @@ class LoopLimits:
     stuck_nudge_at: int = 2
     stuck_stop_at: int = 3
     context_chars: int = 48_000
+    echo_cuts: int = 2  # echoing replies cut in a row; the next one is let through
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,7 @@ class LoopOutcome:
     reasons: tuple[str, ...] = ()
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    tokens_estimated: bool = False  # some turn's usage was counted by fixloop (a cut stream, no usage sent)
 
 
 @dataclass(frozen=True)
@@ -76,6 +90,8 @@ class Spent:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     refusals: int = 0
+    echo_cuts: int = 0  # in a row
+    tokens_estimated: bool = False
     started: float = field(default_factory=time.monotonic)
 
     def exhausted(self) -> str | None:
@@ -93,11 +109,13 @@ class Spent:
         """Add one turn's tokens; the Usage event that reports them."""
         self.prompt_tokens += reply.prompt_tokens
         self.completion_tokens += reply.completion_tokens
+        self.tokens_estimated |= reply.estimated
         totals = (self.prompt_tokens, self.completion_tokens)
-        return Usage(reply.prompt_tokens, reply.completion_tokens, *totals, self.steps)
+        return Usage(reply.prompt_tokens, reply.completion_tokens, *totals, self.steps, reply.estimated,
+                     reply.unused_tokens)
 
     def outcome(self, status: LoopStatus, summary: str, reasons: Sequence[str] = ()) -> LoopOutcome:
-        tokens = (self.prompt_tokens, self.completion_tokens)
+        tokens = (self.prompt_tokens, self.completion_tokens, self.tokens_estimated)
         return LoopOutcome(status, summary, self.steps, self.attempts, tuple(reasons), *tokens)
 
 
@@ -131,6 +149,7 @@ class ReActLoop:
         self.spent = Spent(self.limits)
         self.stuck = StuckWatch(self.limits.stuck_nudge_at, self.limits.stuck_stop_at)
         self.conversation = Conversation(budget_chars=self.limits.context_chars)
+        self.echo = EchoIndex()
         self.conversation.add({"role": "system", "content": self._system_prompt()})
         self.conversation.add({"role": "user", "content": task})
 
@@ -159,6 +178,10 @@ class ReActLoop:
 
     async def _take_turn(self) -> Step:
         reply = await self._turn()
+        if reply.cut == "echo":
+            self._re_ask(reply)
+            return Step()
+        self.spent.echo_cuts = 0
         calls = self._read(reply)
         if not calls:
             return Step(finished=self._handle_no_call(reply))
@@ -171,23 +194,38 @@ class ReActLoop:
             self.emit(Notice(notice, self.step, "context"))
         reply = await self._complete()
         self.emit(self.spent.count(reply))
+        self.emit(Reply(reply.content, reply.unused, reply.cut, self.step))
         return reply
 
     async def _complete(self) -> ModelReply:
         """One model call; an endpoint that refuses `tools` gets the text protocol under `auto`."""
         step = self.step
+        self.echo.add_messages(self.conversation.messages)
+        echo = self.echo if self.spent.echo_cuts < self.limits.echo_cuts else None
         while True:
             request = self.protocol.request(self.toolbox.schemas(compact=self.compact_tools))
+            watch = self.protocol.watch(on_prose=lambda text: self.emit(ThoughtDelta(text, step)),
+                                        on_calling=lambda tool, on: self.emit(Calling(tool, on, step)),
+                                        echo=echo)
             try:
                 return await self.model.complete(
                     self.conversation.messages,
                     tools=request.tools,
                     stop=request.stop,
-                    on_delta=lambda text: self.emit(ThoughtDelta(text, step)),
+                    watch=watch,
                 )
             except ToolsUnsupported as error:
                 why = f"switching to the text protocol for this run: {error.message}"
                 self._switch(self.protocol.on_tools_rejected(), error, why)
+
+    def _re_ask(self, reply: ModelReply) -> None:
+        """The reply began copying the prompt's context back: keep what came before, ask for a short one."""
+        self.spent.echo_cuts += 1
+        if kept := reply.content.strip():
+            self.conversation.add({"role": "assistant", "content": kept})
+        self.conversation.add({"role": "user", "content": prompts.ECHO_NUDGE})
+        self.emit(Notice("the model began copying the context back; stopped it and asked for a short "
+                         "reply with one tool call", self.step, "echo"))
 
     def _switch(self, protocol: CallProtocol | None, error: Exception, notice: str) -> None:
         """Carry on in another mode (its system prompt replaces the first message), or re-raise `error`."""

@@ -7,13 +7,26 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
-from fixloop.events import Action, Done, Event, Notice, Observation, Thought, ThoughtDelta, Usage, Verdict
+from fixloop.events import (
+    Action,
+    Calling,
+    Done,
+    Event,
+    Notice,
+    Observation,
+    Reply,
+    Thought,
+    ThoughtDelta,
+    Usage,
+    Verdict,
+    action_line,
+    call_target,
+)
 
 log = logging.getLogger(__name__)
 
@@ -25,21 +38,15 @@ def one_line(text: str, limit: int = LINE) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _arguments(arguments: dict[str, Any]) -> str:
-    parts = []
-    for key, value in arguments.items():
-        shown = value if isinstance(value, str) else json.dumps(value)
-        parts.append(f"{key}={one_line(str(shown), 40)}")
-    return ", ".join(parts)
-
-
 def short_line(event: Event) -> str | None:
     """The one-line progress message for an event, or None for events not worth a report."""
     match event:
         case Thought(text=text):
             return one_line(text) if text.strip() else None
+        case Calling(tool=tool, target=target):
+            return one_line(action_line(tool, target))
         case Action(tool=tool, arguments=arguments):
-            return one_line(f"→ {tool}({_arguments(arguments)})")
+            return one_line(action_line(tool, call_target(tool, arguments)))
         case Observation(tool=tool, text=text, is_error=is_error):
             first = next((line for line in text.splitlines() if line.strip()), "(empty)")
             return one_line(f"{'✗' if is_error else '←'} {tool}: {first}")
@@ -55,7 +62,7 @@ def short_line(event: Event) -> str | None:
 def trace_line(event: Event) -> str | None:
     """The full trace line for window/logMessage (deltas and usage are folded into their turn)."""
     match event:
-        case ThoughtDelta() | Usage():
+        case ThoughtDelta() | Calling() | Usage() | Reply():
             return None
         case Thought(text=text, step=step):
             return f"[step {step}] thought: {text.strip()}"

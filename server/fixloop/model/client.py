@@ -21,6 +21,8 @@ from fixloop.model.replies import (
     MalformedReply,
     ModelReply,
     StreamedReply,
+    StreamWatch,
+    prompt_chars,
     reply_from_completion,
 )
 
@@ -63,6 +65,7 @@ class ChatModel:
         # Sent explicitly: some servers (llama.cpp among them) cut replies short with a small default.
         self.max_output_tokens = max_output_tokens
         self.seconds = 0.0  # time spent waiting for the endpoint, retries included (the run's figures)
+        self._prompt_ratio = 0.25  # prompt tokens a character, as the server last reported them
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url, api_key=api_key or "no-key", max_retries=0,
             timeout=openai.Timeout(timeout, connect=min(timeout, 30.0)),
@@ -73,23 +76,28 @@ class ChatModel:
 
     async def complete(self, messages: Sequence[dict[str, Any]], *, tools: list[dict] | None = None,
                        stop: Sequence[str] | None = None,
-                       on_delta: Callable[[str], None] | None = None) -> ModelReply:
+                       on_delta: Callable[[str], None] | None = None,
+                       watch: StreamWatch | None = None) -> ModelReply:
         """One model turn, retried on 429/5xx/connection errors (Retry-After honoured) within the retry
-        window; any other failure is a ModelError with one line saying what the endpoint did."""
+        window; any other failure is a ModelError with one line saying what the endpoint did.
+
+        With a `watch`, the stream is closed as soon as the watch answers a cut (the server stops
+        generating when the client goes away); the reply keeps the text up to the cut.
+        """
         started = time.monotonic()
         try:
-            return await self._complete_retried(messages, tools, stop, on_delta)
+            return await self._complete_retried(messages, tools, stop, on_delta, watch)
         finally:
             self.seconds += time.monotonic() - started
 
     async def _complete_retried(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
-                                stop: Sequence[str] | None,
-                                on_delta: Callable[[str], None] | None) -> ModelReply:
+                                stop: Sequence[str] | None, on_delta: Callable[[str], None] | None,
+                                watch: StreamWatch | None = None) -> ModelReply:
         attempt = 0
         started = time.monotonic()
         while True:
             try:
-                return await self._complete_once(messages, tools, stop, on_delta)
+                return await self._complete_once(messages, tools, stop, on_delta, watch)
             except openai.BadRequestError as error:
                 if self.max_output_tokens is None or "max_tokens" not in _error_message(error):
                     raise self._explain(error, tools is not None, attempt) from None
@@ -135,8 +143,8 @@ class ChatModel:
         return kwargs
 
     async def _complete_once(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
-                             stop: Sequence[str] | None,
-                             on_delta: Callable[[str], None] | None) -> ModelReply:
+                             stop: Sequence[str] | None, on_delta: Callable[[str], None] | None,
+                             watch: StreamWatch | None = None) -> ModelReply:
         kwargs = self._request(messages, tools, stop)
         if not self.stream:
             try:
@@ -151,14 +159,20 @@ class ChatModel:
                 **kwargs, stream=True, stream_options={"include_usage": True})
         except openai.APITimeoutError:
             raise _Stalled(False) from None
-        streamed = StreamedReply(on_delta)
+        streamed = StreamedReply(on_delta, watch)
         async for chunk in self._chunks(stream):
             streamed.add(chunk)
+            if streamed.cut is not None:
+                await stream.close()  # the server stops generating once the client has gone
+                break
         if not streamed.answered:
             kind = stream.response.headers.get("content-type", "no content type").split(";")[0]
             raise MalformedReply(f"no chat completion chunks (a {stream.response.status_code} answer of type "
                              f"{kind})")
-        return streamed.reply(messages, tools)
+        reply = streamed.reply(messages, tools, self._prompt_ratio)
+        if not reply.estimated:
+            self._prompt_ratio = reply.prompt_tokens / max(1, prompt_chars(messages, tools))
+        return reply
 
     async def _chunks(self, stream: Any) -> AsyncIterator[Any]:
         """The stream's chunks; the first may take the request timeout, later ones the stall timeout."""

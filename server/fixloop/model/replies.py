@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,9 @@ class ToolCallRequest:
 
 @dataclass(frozen=True)
 class ModelReply:
-    """One assistant turn."""
+    """One assistant turn; `cut` says why the stream was closed early ("call": the model had written its
+    calls and moved on; "echo": it was copying the prompt back), `unused` is the text that came after
+    the part kept in `content`, and `estimated` marks token counts made here rather than reported."""
 
     content: str
     tool_calls: tuple[ToolCallRequest, ...]
@@ -27,6 +29,26 @@ class ModelReply:
     refusal: str | None
     prompt_tokens: int
     completion_tokens: int
+    cut: str | None = None
+    unused: str = ""
+    unused_tokens: int = 0
+    estimated: bool = False
+
+
+@dataclass(frozen=True)
+class StreamCut:
+    """Where to end a streamed reply: keep the first `keep` characters of its text; `reason` says why."""
+
+    keep: int
+    reason: str
+
+
+class StreamWatch(Protocol):
+    """Told each piece of a streamed reply as it arrives; answers a StreamCut to close the stream there."""
+
+    def on_text(self, delta: str) -> StreamCut | None: ...
+
+    def on_call(self, index: int, name: str, arguments: str) -> StreamCut | None: ...
 
 
 def reply_from_completion(response: Any) -> ModelReply:
@@ -56,8 +78,11 @@ def reply_from_completion(response: Any) -> ModelReply:
 class StreamedReply:
     """A streamed turn as its chunks arrive: text, refusal, tool calls by index, finish reason, usage."""
 
-    def __init__(self, on_delta: Callable[[str], None] | None) -> None:
+    def __init__(self, on_delta: Callable[[str], None] | None, watch: StreamWatch | None = None) -> None:
         self.on_delta = on_delta
+        self.watch = watch
+        self.cut: StreamCut | None = None  # set when the watch ends the stream: the caller closes it
+        self.ends: list[int] = []  # where each text piece ends (pieces count tokens when there is no usage)
         self.content: list[str] = []
         self.refusal: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
@@ -79,8 +104,11 @@ class StreamedReply:
     def _add_delta(self, delta: Any) -> None:
         if delta.content:
             self.content.append(delta.content)
+            self.ends.append((self.ends[-1] if self.ends else 0) + len(delta.content))
             if self.on_delta is not None:
                 self.on_delta(delta.content)
+            if self.watch is not None and self.cut is None:
+                self.cut = self.watch.on_text(delta.content)
         if getattr(delta, "refusal", None):
             self.refusal.append(delta.refusal)
         for call in delta.tool_calls or []:
@@ -90,19 +118,36 @@ class StreamedReply:
             if call.function is not None:
                 slot["name"] += call.function.name or ""
                 slot["arguments"] += call.function.arguments or ""
+            if self.watch is not None and self.cut is None:
+                self.cut = self.watch.on_call(call.index or 0, slot["name"], slot["arguments"])
 
-    def reply(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None) -> ModelReply:
-        text = "".join(self.content)
+    def reply(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
+              prompt_ratio: float = 0.25) -> ModelReply:
+        """The turn; usage not reported (no usage in streams, or a stream closed early) is estimated: the
+        prompt at `prompt_ratio` tokens a character, the completion by pieces (about a token each)."""
+        text, unused = "".join(self.content), ""
+        cut = self.cut
+        if cut is not None:
+            text, unused = text[:cut.keep], text[cut.keep:]
         prompt_tokens, completion_tokens = self.prompt_tokens, self.completion_tokens
-        if not prompt_tokens:  # endpoints that do not report usage in streams: estimate
-            prompt_tokens = (sum(len(json.dumps(m)) for m in messages) + len(json.dumps(tools or []))) // 4
-            completion_tokens = (len(text) + sum(len(c["arguments"]) for c in self.calls.values())) // 4
+        estimated = not prompt_tokens
+        if estimated:
+            prompt_tokens = round(prompt_chars(messages, tools) * prompt_ratio)
+            completion_tokens = max(len(self.ends), (len(text) + len(unused) + sum(
+                len(c["arguments"]) for c in self.calls.values())) // 4)
         tool_calls = tuple(
             ToolCallRequest(id=c["id"] or f"call_{index}", name=c["name"], arguments=c["arguments"])
             for index, c in sorted(self.calls.items()) if c["name"]
         )
-        return ModelReply(text, tool_calls, self.finish_reason, "".join(self.refusal) or None,
-                          prompt_tokens, completion_tokens)
+        return ModelReply(text, tool_calls, self.finish_reason or ("stop" if cut else None),
+                          "".join(self.refusal) or None, prompt_tokens, completion_tokens,
+                          cut=cut.reason if cut else None, unused=unused,
+                          unused_tokens=sum(1 for end in self.ends if cut is not None and end > cut.keep),
+                          estimated=estimated)
+
+
+def prompt_chars(messages: Sequence[dict[str, Any]], tools: list[dict] | None) -> int:
+    return sum(len(json.dumps(m)) for m in messages) + len(json.dumps(tools or []))
 
 
 class MalformedReply(Exception):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fixloop.pytest_runner import TestRunner
+from fixloop.pytest_runner import TestRun, TestRunner
 from fixloop.tools.base import Tool, ToolResult
 from fixloop.tools.edit_file import EditFileTool
 from fixloop.tools.list_files import ListFilesTool
@@ -17,6 +17,13 @@ from fixloop.tools.workspace import Workspace
 from fixloop.tools.write_file import WriteFileTool
 
 TOOL_NAMES = ("read_file", "list_files", "search", "run_tests", "edit_file", "write_file", "submit")
+TOOL_CLASSES: tuple[type[Tool], ...] = (ReadFileTool, ListFilesTool, SearchTool, RunTestsTool, EditFileTool,
+                                        WriteFileTool, SubmitTool)
+
+
+def tool_catalog() -> Toolbox:
+    """The seven tools described, without a project: what `build_toolbox` offers, for the prompt prefix."""
+    return Toolbox.describing(TOOL_CLASSES)
 
 
 def build_toolbox(
@@ -27,17 +34,19 @@ def build_toolbox(
     output_cap: int = 16 * 1024,
     write_file_max_bytes: int = 12_000,
     protect_tests: bool = False,
+    baseline: TestRun | None = None,
 ) -> Toolbox:
     """The seven tools of a fix run, confined to `workspace`, testing with `runner`.
 
     With `protect_tests` (pass `not settings.allow_test_edits`) edit_file and write_file refuse test files
-    up front, so the model learns it at once rather than from the verification gate.
+    up front, so the model learns it at once rather than from the verification gate. `baseline` (the
+    targets' baseline run) answers a run_tests of the targets while no file has changed, when it timed out.
     """
     tools: list[Tool] = [
         ReadFileTool(workspace),
         ListFilesTool(workspace),
         SearchTool(workspace),
-        RunTestsTool(runner, default_test_ids, workspace),
+        RunTestsTool(runner, default_test_ids, workspace, baseline),
         EditFileTool(workspace, protect_tests),
         WriteFileTool(workspace, write_file_max_bytes, protect_tests),
         SubmitTool(),
@@ -46,6 +55,7 @@ def build_toolbox(
 
 
 __all__ = [
+    "TOOL_CLASSES",
     "TOOL_NAMES",
     "EditFileTool",
     "ListFilesTool",
@@ -60,4 +70,5 @@ __all__ = [
     "WriteFileTool",
     "build_toolbox",
     "format_test_run",
+    "tool_catalog",
 ]

@@ -13,9 +13,9 @@ from fixloop.tools.textfile import (
     FileToolError,
     count_lines,
     describe_syntax_error,
+    fenced,
     from_text,
     normalize_newlines,
-    numbered,
     read_text,
     strip_code_fence,
     syntax_error,
@@ -91,6 +91,7 @@ class EditFileTool(Tool):
                                     f"new_text and try again.")
             warning = f"\nnote: '{rel}' still has a {describe_syntax_error(error, text)}"
         resolved.write_bytes(current.encode(text))
+        self.workspace.changed()
         how = " (matched with different indentation; new_text was re-indented to fit)" \
             if replacement.reindented else ""
         if replacement.new_last < replacement.new_first:
@@ -140,6 +141,7 @@ class EditFileTool(Tool):
                                 f"Nothing was written; fix new_text and try again.")
         resolved.parent.mkdir(parents=True, exist_ok=True)
         resolved.write_bytes(content.encode("utf-8"))
+        self.workspace.changed()
         lines = from_text(content).lines
         return ToolResult(f"created {rel} ({count_lines(len(lines))})")
 
@@ -160,16 +162,16 @@ def _span(first: int, last: int) -> str:
 
 
 def _region(text: str, first: int, last: int, rel: str) -> str:
-    """The changed lines with a little context, numbered."""
+    """The changed lines with a little context, under a header with their numbers."""
     lines = from_text(text).lines
     start = max(1, first - CONTEXT)
     end = min(len(lines), max(last, first - 1) + CONTEXT)
     if end - start + 1 > MAX_SHOWN:
         end = start + MAX_SHOWN - 1
-        return numbered(lines[start - 1 : end], start) + f"\n… (read_file '{rel}' shows the rest)"
+        return fenced(lines[start - 1 : end], start, rel) + f"\n… (read_file '{rel}' shows the rest)"
     if end < start:
         return "(the file is now empty)"
-    return numbered(lines[start - 1 : end], start)
+    return fenced(lines[start - 1 : end], start, rel)
 
 
 def _stripped(text: str) -> str:

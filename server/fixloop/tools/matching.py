@@ -7,7 +7,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from fixloop.tools.textfile import FileToolError, numbered
+from fixloop.tools.textfile import FileToolError, fenced
 
 _LINE_NUMBER = re.compile(r"^\s*\d+ \| ?")
 MIN_SIMILARITY = 0.5
@@ -185,5 +185,5 @@ def near_miss_message(text: str, old: str, rel: str) -> str:
                 f"copy old_text from it exactly")
     window = file_lines[best : best + n]
     where = f"line {best + 1}" if n == 1 else f"lines {best + 1}-{best + n}"
-    return (f"{base}. Did you mean {where}?\n{numbered(window, best + 1)}\n"
-            f"Copy old_text exactly from the file (without the line numbers) and try again.")
+    return (f"{base}. Did you mean {where}?\n{fenced(window, best + 1, rel)}\n"
+            f"Copy old_text exactly from the file and try again.")

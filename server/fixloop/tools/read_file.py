@@ -1,4 +1,4 @@
-"""read_file: a text file with numbered lines, whole or a line range."""
+"""read_file: a text file, whole or a line range, in a fenced block under a header with its line numbers."""
 
 from __future__ import annotations
 
@@ -6,21 +6,21 @@ import re
 from typing import Any, ClassVar
 
 from fixloop.tools.base import Tool, ToolResult
-from fixloop.tools.textfile import FileToolError, numbered, read_text
+from fixloop.tools.textfile import FileToolError, read_text
 from fixloop.tools.workspace import Workspace
 
-_LAST_NUMBER = re.compile(r"^\s*(\d+) \|", re.MULTILINE)
+_FIRST_LINE = re.compile(r"\A.*? \(lines (\d+)-\d+ of \d+\)")
 _LOCATION = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+)(?::\d+)?|::[\w\[\]\-.:/ ]+)$")
 AROUND = 15
 
 
 class ReadFileTool(Tool):
     name = "read_file"
-    brief = "show a text file with line numbers, optionally only lines start_line..end_line"
+    brief = "show a text file, optionally only lines start_line..end_line"
     description = (
-        "Read a text file of the project, shown with line numbers ('  12 | code'). Paths are relative to "
-        "the project root. Give start_line and end_line (1-based, inclusive) to read part of a long file. "
-        "The line numbers are not part of the file: leave them out of edit_file's old_text."
+        "Read a text file of the project: a header with the line numbers shown, then the text as it is in "
+        "the file. Paths are relative to the project root. Give start_line and end_line (1-based, "
+        "inclusive) to read part of a long file."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -57,7 +57,8 @@ class ReadFileTool(Tool):
                                 f"start_line={start}, end_line={min(total, start + 49)}")
         end = min(end, total)
         header = f"{rel} (lines {start}-{end} of {total})"
-        return ToolResult(header + "\n" + numbered(lines[start - 1 : end], start))
+        fence = "```python" if rel.endswith((".py", ".pyi")) else "```"
+        return ToolResult("\n".join([header, fence, *lines[start - 1 : end], "```"]))
 
     def _location(self, path: str, start: int | None, end: int | None) -> tuple[str, int | None, int | None]:
         """'src/app.py:12' (a traceback location) or 'tests/test_x.py::test_y' (a test id) read as a file."""
@@ -70,9 +71,10 @@ class ReadFileTool(Tool):
         return found.group("path"), start, end
 
     def truncation_notice(self, shown: str, omitted_bytes: int) -> str:
-        numbers = _LAST_NUMBER.findall(shown)
-        if numbers:
-            following = int(numbers[-1])  # the last line may be cut: show it again
+        first = _FIRST_LINE.search(shown)
+        if first is not None:
+            # the header and fence take two lines; the last line shown may be cut: show it again
+            following = int(first.group(1)) + max(0, shown.count("\n") - 2)
             return (f"[output truncated at line {following}; use start_line={following} (and end_line) "
                     f"to read the rest]")
         return super().truncation_notice(shown, omitted_bytes)

@@ -20,12 +20,13 @@ FAILING = ("failed", "error")
 
 class RunTestsTool(Tool):
     name = "run_tests"
-    brief = "run pytest on test ids (e.g. [\"tests/test_x.py::test_y\"]); without ids runs the target tests"
+    brief = "run the failing tests (no arguments), or pytest on the test ids given"
     description = (
         "Run tests with pytest and report the outcome: a summary line, then for each failing test its "
         "message, location and traceback. test_ids are pytest node ids relative to the project root, "
         "e.g. 'tests/test_app.py::test_parse' or a whole file 'tests/test_app.py' (no pytest options). "
-        "Without test_ids the tests this task is about are run."
+        "Without test_ids the failing tests this task is about are run: call it with no arguments to check "
+        "a fix."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -43,10 +44,15 @@ class RunTestsTool(Tool):
     truncation_hint = "run fewer tests"
 
     def __init__(self, runner: TestRunner, default_test_ids: Sequence[str] = (),
-                 workspace: Workspace | None = None) -> None:
+                 workspace: Workspace | None = None, baseline: TestRun | None = None) -> None:
         self.runner = runner
         self.default_test_ids = tuple(default_test_ids)
         self.workspace = workspace
+        # (ids, workspace generation) -> the report: a run of unchanged files is not repeated. A baseline
+        # that timed out stands for the default run, so a hanging target is not run whole again unchanged.
+        self._reports: dict[tuple[str, ...], tuple[int, str]] = {}
+        if baseline is not None and baseline.timed_out and workspace is not None:
+            self._reports[self.default_test_ids] = (workspace.generation, self._format(baseline))
 
     async def run(self, test_ids: list[str] | None = None) -> ToolResult:
         given = [tid for tid in test_ids or () if tid.strip()]
@@ -54,8 +60,18 @@ class RunTestsTool(Tool):
             ids = await asyncio.to_thread(checked_test_ids, self.workspace, given, self.default_test_ids)
         else:
             ids = [tid.strip() for tid in given] or list(self.default_test_ids)
-        run = await self.runner.run(ids)
-        return ToolResult(format_test_run(run, self.runner.timeout))
+        key, generation = tuple(ids), self.workspace.generation if self.workspace is not None else None
+        known = self._reports.get(key)
+        if known is not None and known[0] == generation:
+            return ToolResult(f"not run again: no file changed since these tests last ran, which gave:\n"
+                              f"{known[1]}")
+        report = self._format(await self.runner.run(ids))
+        if generation is not None:
+            self._reports[key] = (generation, report)
+        return ToolResult(report)
+
+    def _format(self, run: TestRun) -> str:
+        return format_test_run(run, self.runner.timeout)
 
 
 def format_test_run(run: TestRun, timeout: float | None = None) -> str:
@@ -66,11 +82,11 @@ def format_test_run(run: TestRun, timeout: float | None = None) -> str:
         where = f" while running {run.hung_test}" if run.hung_test else ""
         lines.append(f"tests timed out after {seconds:g} s{where}; the test may loop forever or wait on "
                      f"something that never comes")
-    lines.append(_summary(run.results, run.errors, run.duration))
+    summary = _summary(run.results, run.errors, run.duration)
     failing = [outcome for outcome in run.results.values() if outcome.outcome in FAILING]
     if run.results and not run.errors and not run.timed_out and not failing:
-        lines.append("These tests pass now. If the failing test was among them, call submit with a "
-                     "one-sentence summary of the fix.")
+        return f"{summary}: they pass now; if the failing test was among them, call submit"
+    lines.append(summary)
     lines += [f"collection error: {error}" for error in run.errors]
     for outcome in failing[:MAX_DETAILED]:
         lines += ["", *_failure(outcome)]

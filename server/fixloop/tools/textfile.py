@@ -106,6 +106,15 @@ def numbered(lines: list[str], first: int) -> str:
     return "\n".join(f"{number:>{width}} | {line}" for number, line in enumerate(lines, first))
 
 
+def fenced(lines: list[str], first: int, rel: str) -> str:
+    """Lines of `rel` as they are in the file, in a fenced block under a header giving their numbers
+    (code without line-number gutters: small models copy gutters into their edits)."""
+    last = first + len(lines) - 1
+    span = f"line {first}" if last <= first else f"lines {first}-{last}"
+    fence = "```python" if rel.endswith((".py", ".pyi")) else "```"
+    return "\n".join([f"{rel} {span}:", fence, *lines, "```"])
+
+
 def syntax_error(path: Path, text: str) -> SyntaxError | None:
     """The SyntaxError `text` would have as Python source, or None (non-Python files are not checked)."""
     if path.suffix not in (".py", ".pyi"):

@@ -32,6 +32,12 @@ class Toolbox:
             self._tools[tool.name] = tool
         self.output_cap = output_cap
 
+    @classmethod
+    def describing(cls, tools: Sequence[type[Tool]]) -> Toolbox:
+        """A toolbox that only describes tool classes (schemas, usage), for a prompt written before a run
+        has a workspace: the descriptions are class attributes, the same for every project."""
+        return cls(tools)  # type: ignore[arg-type]  # calling a tool class's `run` is never needed here
+
     @property
     def names(self) -> list[str]:
         return list(self._tools)

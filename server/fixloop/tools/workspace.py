@@ -27,6 +27,11 @@ class Workspace:
     def __init__(self, root: Path) -> None:
         self._given_root = Path(root).absolute()
         self.root = Path(root).resolve()
+        self.generation = 0  # counts the changes the tools made (a test run of unchanged files is known)
+
+    def changed(self) -> None:
+        """A tool wrote a file."""
+        self.generation += 1
 
     # -- confinement --------------------------------------------------------------------------------
 

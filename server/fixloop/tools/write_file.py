@@ -19,16 +19,17 @@ from fixloop.tools.textfile import (
 from fixloop.tools.workspace import Workspace
 
 DEFAULT_MAX_BYTES = 12_000
+_DESCRIPTION = (
+    "Write the complete new content of a file, replacing what is there (or creating the file). Only "
+    "for small files (up to {limit} bytes); change larger files with edit_file. Content that would "
+    "leave a Python file with a syntax error is refused."
+)
 
 
 class WriteFileTool(Tool):
     name = "write_file"
     brief = "replace a small file's whole content (or create it); for larger files use edit_file"
-    description = (
-        "Write the complete new content of a file, replacing what is there (or creating the file). Only "
-        "for small files (up to {limit} bytes); change larger files with edit_file. Content that would "
-        "leave a Python file with a syntax error is refused."
-    )
+    description = _DESCRIPTION.format(limit=DEFAULT_MAX_BYTES)  # as a class attribute: the prompt prefix
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -45,7 +46,8 @@ class WriteFileTool(Tool):
         self.workspace = workspace
         self.protect_tests = protect_tests
         self.max_bytes = max_bytes
-        self.description = WriteFileTool.description.format(limit=max_bytes)  # type: ignore[misc]
+        if max_bytes != DEFAULT_MAX_BYTES:
+            self.description = _DESCRIPTION.format(limit=max_bytes)  # type: ignore[misc]
 
     async def run(self, path: str, content: str) -> ToolResult:
         resolved = self.workspace.resolve_file(path, must_exist=False)
@@ -75,6 +77,7 @@ class WriteFileTool(Tool):
         data = current.encode(text)
         resolved.parent.mkdir(parents=True, exist_ok=True)
         resolved.write_bytes(data)
+        self.workspace.changed()
         lines = len(from_text(text).lines) if text else 0
         verb = "wrote" if existed else "created"
         return ToolResult(f"{verb} {rel} ({count_lines(lines)})")

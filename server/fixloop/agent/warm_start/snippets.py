@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-HEADER = (
-    "Context gathered before your first turn. "
-    "Line numbers are for reference only: quote code without them."
-)
+HEADER = ("Context gathered before your first turn: code as it is in the files, its line numbers in "
+          "each header.")
 TRACEBACK_CAP = 1500
 MAX_LINE = 400
 WINDOW = 6  # lines either side of the focus line when a function is too long for the budget
@@ -53,16 +51,18 @@ def ranges_text(ranges: Sequence[tuple[int, int]]) -> str:
 
 
 def render(snippet: Snippet, lines: list[str]) -> str:
-    width = max(4, len(str(snippet.ranges[-1][1])))
+    """The header (path, line numbers, why it is shown) and the code in a fenced block, as it is in the file:
+    no line-number gutters, which small models copy into edits and re-type in their replies."""
+    fence = "```python" if snippet.path.endswith((".py", ".pyi")) else "```"
     out = [f"### {snippet.path} (lines {ranges_text(snippet.ranges)}) {snippet.note}"]
-    for index, (low, high) in enumerate(snippet.ranges):
-        if index:
-            out.append(f"{'':>{width}} | ...")
+    for low, high in snippet.ranges:
+        out.append(fence)
         for number in range(low, min(high, len(lines)) + 1):
             line = lines[number - 1].rstrip()
             if len(line) > MAX_LINE:  # generated data or minified code: the start says enough
                 line = line[:MAX_LINE] + " ... (line cut)"
-            out.append(f"{number:>{width}} | {line}".rstrip())
+            out.append(line)
+        out.append("```")
     return "\n".join(out)
 
 
