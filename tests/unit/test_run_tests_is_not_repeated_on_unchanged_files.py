@@ -7,48 +7,35 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fixloop.pytest_runner.results import TestOutcome, TestRun
 from fixloop.tools import build_toolbox
 from fixloop.tools.workspace import Workspace
 
 TARGET = "tests/test_app.py::test_add"
 
 
-@dataclass(frozen=True)
-class Outcome:
-    test_id: str
-    outcome: str
-    message: str = ""
-    location: str | None = None
-    traceback: str = ""
-
-
-@dataclass(frozen=True)
-class Run:
-    results: dict[str, Outcome]
-    timed_out: bool = False
-    duration: float = 0.2
-    errors: tuple[str, ...] = ()
-    hung_test: str | None = None
-
-
 @dataclass
 class Runner:
-    answers: list[Run]
+    answers: list[TestRun]
+    root: Path = Path()
     timeout: float = 30.0
     calls: list[list[str]] = field(default_factory=list)
 
-    async def run(self, test_ids: Sequence[str] = ()) -> Run:
+    async def run(self, test_ids: Sequence[str] = ()) -> TestRun:
         self.calls.append(list(test_ids))
         return self.answers[min(len(self.calls), len(self.answers)) - 1]
 
 
-FAILING = Run({TARGET: Outcome(TARGET, "failed", "assert -1 == 3")})
-PASSING = Run({TARGET: Outcome(TARGET, "passed")})
-HUNG = Run({}, timed_out=True, hung_test=TARGET, duration=30.0)
+FAILING = TestRun({TARGET: TestOutcome(TARGET, "failed", "assert -1 == 3")}, 1, False, 0.2, "")
+PASSING = TestRun({TARGET: TestOutcome(TARGET, "passed")}, 0, False, 0.2, "")
+HUNG = TestRun({}, 2, True, 30.0, "", hung_test=TARGET)
 
 
 def project(tmp_path: Path) -> Path:
     (tmp_path / "app.py").write_text("def add(a, b):\n    return a - b\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_app.py").write_text("from app import add\n\n\ndef test_add():\n"
+                                                    "    assert add(1, 2) == 3\n")
     return tmp_path
 
 
