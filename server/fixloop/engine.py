@@ -61,6 +61,29 @@ async def model_endpoint(settings: Settings) -> tuple[str, str]:
     return settings.effective_base_url(), settings.model
 
 
+def warm_up(settings: Settings, base_url: str, model_name: str) -> asyncio.Task[None] | None:
+    """Send the run's fixed prefix to a managed or local endpoint once, in the background (None: not
+    local, or already warm), so that the first turn reads only the task."""
+    if not (is_local(settings) or is_local_endpoint(base_url)):
+        return None
+    compact = settings.compact_tools or is_local(settings)
+    messages, tools = fixed_prefix(settings.protocol, tool_catalog(), compact)
+    return start_warm_up(base_url, model_name, settings.api_key(), messages, tools, settings.model_timeout)
+
+
+async def prepare_model(settings: Settings) -> None:
+    """Ahead of the first fix (the language server's start): start a managed local model and warm a local
+    endpoint's prompt cache. Problems are left for the fix to report."""
+    try:
+        if not settings.model or not (is_local(settings) or is_local_endpoint(settings.effective_base_url())):
+            return
+        task = warm_up(settings, *await model_endpoint(settings))
+        if task is not None:
+            await task
+    except FixloopError as error:
+        log.info("the model is not ready ahead of a fix: %s", error.message)
+
+
 class FixRun:
     """A single fix attempt; `execute()` returns the FixResult or raises a FixloopError."""
 
@@ -128,10 +151,7 @@ class FixRun:
         """The chat model for this run; a local endpoint's prompt cache is warmed with the fixed prefix."""
         settings = self.settings
         base_url, model_name = await model_endpoint(settings)
-        compact = settings.compact_tools or is_local(settings)
-        if is_local(settings) or is_local_endpoint(base_url):
-            messages, tools = fixed_prefix(settings.protocol, tool_catalog(), compact)
-            start_warm_up(base_url, model_name, settings.api_key(), messages, tools, settings.model_timeout)
+        warm_up(settings, base_url, model_name)
         return ChatModel(base_url=base_url, model=model_name, api_key=settings.api_key(),
                          timeout=settings.model_timeout, temperature=settings.temperature,
                          stream=settings.stream)
