@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 
 from fixloop.agent.echo import EchoIndex
-from fixloop.agent.text_calls.stream import CallScanner, closed_at
+from fixloop.agent.text_calls.stream import CallScanner, JsonScan
 from fixloop.events import call_target
 from fixloop.model.replies import StreamCut
 
@@ -37,7 +37,7 @@ class ReplyWatch:
         self.text = ""
         self.shown = 0
         self._announced: dict[int, int] = {}  # call start -> calls announced there
-        self._native: dict[int, tuple[str, str]] = {}
+        self._native: dict[int, tuple[str, JsonScan]] = {}  # index -> (tool, its arguments' reading)
         self._native_announced: set[int] = set()
 
     # ---- StreamWatch ----------------------------------------------------------------------------
@@ -57,19 +57,21 @@ class ReplyWatch:
         return StreamCut(self.scanner.keep, "call") if moved_on else None
 
     def on_call(self, index: int, name: str, arguments: str) -> StreamCut | None:
-        self._native[index] = (name, arguments)
-        if name and index not in self._native_announced and (
-                (closed_at(arguments.strip(), 0) or 0) > 0 or _text_target(name, arguments) is not None):
-            self._native_announced.add(index)
-            self.on_calling(name, _text_target(name, arguments) or "")
+        _, scan = self._native.get(index) or ("", JsonScan(len(arguments) - len(arguments.lstrip())))
+        self._native[index] = (name, scan)
+        closed = (scan.advance(arguments) or 0) > 0
+        if name and index not in self._native_announced:
+            target = _text_target(name, arguments)
+            if closed or target is not None:
+                self._native_announced.add(index)
+                self.on_calling(name, target or "")
         return None
 
     # ---- helpers --------------------------------------------------------------------------------
 
     def _native_done(self) -> bool:
-        return bool(self._native) and all(
-            name and args.strip() and (closed_at(args.strip(), 0) or 0) > 0
-            for name, args in self._native.values())
+        calls = self._native.values()
+        return bool(calls) and all(name and (scan.end or 0) > 0 for name, scan in calls)
 
     def _show(self, upto: int) -> StreamCut | None:
         """Pass on the prose up to `upto`; an echo found in it ends the stream where the echo began."""
@@ -108,7 +110,7 @@ def _text_target(tool: str, written: str) -> str | None:
     key = TARGETS.get(tool)
     if key is None:
         return None  # optional targets (run_tests, list_files) are known only when the call is complete
-    m = re.search(rf"""["']{key}["']{_STRING}""", written)
+    m = re.search(rf"""["']{key}["']{_STRING}""", written[:2000])  # a target comes early, if at all
     if m is None:
         return None
     return (m.group(1) if m.group(1) is not None else m.group(2)).replace("\\\\", "\\")

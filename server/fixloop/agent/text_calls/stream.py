@@ -60,6 +60,7 @@ class CallScanner:
         self._settled = 0  # text before this is prose or complete calls
         self._hold = 0  # prose before this is settled (never part of a call)
         self._keep = 0  # after the calls: through the fences and tags that close them
+        self._scans: dict[int, JsonScan] = {}  # JSON values being read, by where they open
 
     @property
     def complete(self) -> int:
@@ -90,7 +91,7 @@ class CallScanner:
         """(tool, text so far) of the call being written, once its tool name is complete."""
         if self.open_start is None:
             return None
-        chunk = self.text[self.open_start:]
+        chunk = self.text[self.open_start:self.open_start + 2000]  # a call names its tool early, if at all
         label = _ACTION_LABEL.match(chunk)
         if label is not None:
             word = _REACT_NAME.match(chunk, label.end())
@@ -231,7 +232,7 @@ class CallScanner:
         """Complete calls (a Span), the end of a closed form that is no call (int), or None while open."""
         text = self.text
         if form.kind == "json":
-            end = closed_at(text, form.at)
+            end = self._closed_at(form.at)
             if end is None:
                 return None
             return self._read(form.start, end) if end >= 0 else form.at + 1
@@ -240,7 +241,7 @@ class CallScanner:
             close = _TAG_CLOSE.search(text, inner)
             bracket = _first_bracket(text, inner, close.start() if close else len(text))
             if bracket is not None:
-                end = closed_at(text, bracket)
+                end = self._closed_at(bracket)
                 if end is not None and end >= 0:
                     return self._read(form.start, end)
             if close is not None:
@@ -256,7 +257,7 @@ class CallScanner:
         line_end = text.find("\n", body)
         first = text[body:line_end if line_end >= 0 else len(text)].strip()
         if first[:1] in ("{", "["):
-            end = closed_at(text, text.index(first[0], body))
+            end = self._closed_at(text.index(first[0], body))
             if end is None:
                 return None
             return self._read(p, end) if end >= 0 else body
@@ -279,12 +280,21 @@ class CallScanner:
         if value >= len(text):
             return None
         if text[value] in "{[":
-            end = closed_at(text, value)
+            end = self._closed_at(value)
             if end is None:
                 return None
             return self._read(p, end) if end >= 0 else value + 1
         value_end = text.find("\n", value)
         return None if value_end < 0 else self._read(p, value_end)
+
+    def _closed_at(self, at: int) -> int | None:
+        """`closed_at` for the value opening at `at`, resumed where the last look stopped."""
+        scan = self._scans.get(at)
+        if scan is None:
+            if len(self._scans) > 8:
+                self._scans.clear()
+            scan = self._scans[at] = JsonScan(at)
+        return scan.advance(self.text)
 
     def _read(self, start: int, end: int) -> Span | int:
         parsed = parse_content(self.text[start:end], self.known, single_arg=self.single_arg)
@@ -317,38 +327,56 @@ def _first_bracket(text: str, start: int, end: int) -> int | None:
 _STRING_STARTS = frozenset("{[,:")
 
 
-def closed_at(text: str, start: int) -> int | None:
-    """The end of the JSON value opening at `start`; None while it is still open; -1 when it is broken.
+class JsonScan:
+    """Where the JSON value opening at `start` ends, read incrementally as the text grows.
 
     Strings follow `loose_json.scan`: a quote opens one only where a key or value may begin, so the
     apostrophes and unescaped quotes small models put inside strings do not derail the count.
     """
-    stack: list[str] = []
-    quote = ""
-    prev = ""
-    i, n = start, len(text)
-    while i < n:
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 2
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self._at = start
+        self._stack: list[str] = []
+        self._quote = ""
+        self._prev = ""
+        self.end: int | None = None  # the end once closed; -1 when the value is broken
+
+    def advance(self, text: str) -> int | None:
+        """Read what was added since the last call; the end, -1 when broken, None while still open."""
+        i, n = self._at, len(text)
+        stack = self._stack
+        while self.end is None and i < n:
+            c = text[i]
+            if self._quote:
+                if c == "\\":
+                    if i + 1 >= n:
+                        break  # the escaped character has not arrived yet
+                    i += 2
+                    continue
+                if c == self._quote:
+                    self._quote = ""
+                    self._prev = c
+                i += 1
                 continue
-            if c == quote:
-                quote = ""
-                prev = c
+            if c in "\"'" and (self._prev == "" or self._prev in _STRING_STARTS):
+                self._quote = c
+            elif c in "{[":
+                stack.append("}" if c == "{" else "]")
+            elif c in "}]":
+                if not stack or stack[-1] != c:
+                    self.end = -1
+                else:
+                    stack.pop()
+                    if not stack:
+                        self.end = i + 1
+            if not c.isspace():
+                self._prev = c
             i += 1
-            continue
-        if c in "\"'" and (prev == "" or prev in _STRING_STARTS):
-            quote = c
-        elif c in "{[":
-            stack.append("}" if c == "{" else "]")
-        elif c in "}]":
-            if not stack or stack[-1] != c:
-                return -1
-            stack.pop()
-            if not stack:
-                return i + 1
-        if not c.isspace():
-            prev = c
-        i += 1
-    return None
+        self._at = i
+        return self.end
+
+
+def closed_at(text: str, start: int) -> int | None:
+    """The end of the JSON value opening at `start`; None while it is still open; -1 when it is broken."""
+    return JsonScan(start).advance(text)
