@@ -1,4 +1,4 @@
-"""Per-turn speed of fix runs on the managed local model, checkout against checkout: `python benchmarks/turn_speed.py`.
+"""Per-turn speed of fix runs on the managed local model, checkout against checkout.
 
     python benchmarks/turn_speed.py --tree before=../fixloop-old --tree after=. --repeat 2 --out runs.jsonl
     python benchmarks/turn_speed.py --tree before=../fixloop-old --tree after=. --demo --repeat 5
@@ -67,7 +67,7 @@ def child(project: str, tree: Path, result_path: Path) -> None:
         def __init__(self, inner: Any, record: dict[str, Any]) -> None:
             self.inner, self.record = inner, record
 
-        async def __aiter__(self):  # noqa: ANN204
+        async def __aiter__(self):
             async for raw in self.inner:
                 self.record["pieces"].append([time.monotonic(), raw.decode("utf-8", "replace")])
                 yield raw
@@ -213,8 +213,9 @@ def turn_figures(record: dict[str, Any], prompt_tokens: int, run: dict[str, Any]
     usage = next((u for _, _, u in reversed(chunks) if u), None)
     pieces = [(when, piece) for when, piece, _ in chunks if piece]
     generated = (usage or {}).get("completion_tokens") or len(pieces)
-    scanner = CallScanner([t["function"]["name"] for t in body.get("tools") or []] or
-                          ["read_file", "list_files", "search", "run_tests", "edit_file", "write_file", "submit"])
+    tools = [t["function"]["name"] for t in body.get("tools") or []]
+    scanner = CallScanner(tools or ["read_file", "list_files", "search", "run_tests", "edit_file",
+                                    "write_file", "submit"])
     scanner.feed(text)
     keep = scanner.keep if scanner.spans else len(text)
     offsets, total = [], 0
@@ -317,16 +318,19 @@ def demo_runs(args: argparse.Namespace, trees: dict[str, Path]) -> None:
             rows.append((name, status, wall, load, tail))
             print(f"{name:>7} demo {status:<8} {wall:6.1f}s load {load:.1f}  {tail}", flush=True)
             shutil.rmtree(scratch, ignore_errors=True)
-    print("\n| tree | runs | fixed | wall median s | walls s | load avg at start |\n|---|---|---|---|---|---|")
+    print("\n| tree | runs | fixed | wall median s | walls s | load avg at start |")
+    print("|---|---|---|---|---|---|")
     for name in order:
         mine = [row for row in rows if row[0] == name]
         walls = [row[2] for row in mine]
-        print(f"| {name} | {len(mine)} | {sum(r[1] == 'fixed' for r in mine)} | {statistics.median(walls):.1f} | "
+        fixed = sum(r[1] == "fixed" for r in mine)
+        print(f"| {name} | {len(mine)} | {fixed} | {statistics.median(walls):.1f} | "
               f"{', '.join(f'{w:.0f}' for w in walls)} | {', '.join(f'{r[3]:.1f}' for r in mine)} |")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=DIR",
                         help="a checkout with its .venv (repeat; default: after=this checkout)")
     parser.add_argument("--projects", nargs="+", default=PROJECTS)

@@ -49,11 +49,13 @@ class LiveView:
         self._streaming_step: int | None = None
         self._streamed: set[int] = set()
         self._announced: list[tuple[int, str]] = []  # (step, line) shown for calls still being written
+        self._held = ""  # a streamed thought's trailing line breaks, shown only if more text follows
 
     def _end_stream(self) -> None:
         if self._streaming_step is not None:
             self.console.print()
             self._streaming_step = None
+            self._held = ""
 
     def show(self, event: Event) -> None:
         c = self.console
@@ -63,7 +65,11 @@ class LiveView:
                 c.print(f"[bold cyan]step {event.step}[/] ", end="")
                 self._streaming_step = event.step
                 self._streamed.add(event.step)
-            c.print(f"[dim]{escape(event.text)}[/]", end="")
+            text = self._held + event.text
+            shown = text.rstrip("\n")
+            self._held = text[len(shown):]
+            if shown:
+                c.print(f"[dim]{escape(shown)}[/]", end="")
             return
         self._end_stream()
         if isinstance(event, Thought):
