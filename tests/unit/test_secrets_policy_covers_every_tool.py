@@ -8,8 +8,8 @@ import os
 import pytest
 
 from fixloop.errors import PathError
+from fixloop.secret_files import is_secret_name, refusal
 from fixloop.tools import ListFilesTool, ReadFileTool, SearchTool, Workspace, WriteFileTool
-from fixloop.tools.secret_files import is_secret_name, refusal
 
 SECRET = [
     ".env", ".envrc", ".env_prod", ".env.local", "prod.env", ".ENV", ".netrc", "_netrc", ".pgpass",

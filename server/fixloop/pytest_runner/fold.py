@@ -28,6 +28,9 @@ from fixloop.pytest_runner.pytest_output import (
     trim_traceback,
 )
 from fixloop.pytest_runner.results import Frame, TestOutcome, TestRun
+from fixloop.secret_files import refusal
+
+_FRAME_HEADER = re.compile(r"^(\S.*?):(\d+): in \S")  # 'path:12: in function' in --tb=short output
 
 _FAULTHANDLER_FRAME = re.compile(r'^\s+File "(.+)", line (\d+) in (.+)$')
 
@@ -144,7 +147,7 @@ class ReportFold:
             outcome=state["outcome"],
             message=cap(message, MESSAGE_CAP),
             location=self._location(frames, failure) if state["outcome"] in ("failed", "error") else None,
-            traceback=trim_traceback(str(failure.get("longrepr", ""))) if failure.get("longrepr") else "",
+            traceback=self._traceback(str(failure.get("longrepr", ""))) if failure.get("longrepr") else "",
             frames=frames,
             duration=state["duration"],
             when=state["when"],
@@ -157,7 +160,7 @@ class ReportFold:
             outcome="error",
             message=cap(exception_line(str(record.get("message", ""))), MESSAGE_CAP),
             location=self._location(frames, record),
-            traceback=trim_traceback(str(record.get("longrepr", ""))),
+            traceback=self._traceback(str(record.get("longrepr", ""))),
             frames=frames,
             when="collect",
         )
@@ -192,8 +195,39 @@ class ReportFold:
                 return f"{rel}:{int(crash[1])}"
         return None
 
+    def _traceback(self, longrepr: str) -> str:
+        """pytest's traceback, trimmed, without the source lines it quoted from a secret file (a frame
+        compiled under a secret's name makes pytest read that file)."""
+        lines: list[str] = []
+        hiding = False
+        for line in longrepr.splitlines():
+            header = _FRAME_HEADER.match(line)
+            if header:
+                hiding = self._secret(header.group(1))
+                lines.append(line)
+                if hiding:
+                    lines.append("    (a secret file: its lines are not shown)")
+            elif hiding and line.startswith((" ", "\t", ">")):
+                continue
+            else:
+                hiding = hiding and not line.startswith("E ")
+                if not hiding:
+                    lines.append(line)
+        return trim_traceback("\n".join(lines))
+
+    def _secret(self, filename: str) -> bool:
+        path = Path(filename)
+        if not path.is_absolute():
+            path = self.root / path
+        try:
+            real = path.resolve().relative_to(self.root).as_posix()
+        except (ValueError, OSError):
+            return False
+        return refusal(real) is not None or refusal(filename) is not None
+
     def relative(self, filename: str) -> str | None:
-        """`filename` relative to the root with '/' separators, or None outside the project's own code."""
+        """`filename` relative to the root with '/' separators, or None outside the project's own code (or
+        a file the secrets policy keeps from the model: a frame never points the warm start at a secret)."""
         if not filename or filename.startswith("<"):
             return None
         path = Path(filename)
@@ -203,7 +237,9 @@ class ReportFold:
             rel = path.resolve().relative_to(self.root)
         except (ValueError, OSError):
             return None
-        return None if outside_sources(rel.as_posix()) else rel.as_posix()
+        if outside_sources(rel.as_posix()) or refusal(rel.as_posix()) is not None:
+            return None
+        return rel.as_posix()
 
 
 def main_thread_frames(stacks: str) -> list[list[Any]]:

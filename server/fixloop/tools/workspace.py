@@ -11,8 +11,8 @@ from urllib.parse import unquote
 
 from fixloop.errors import PathError
 from fixloop.project import in_skipped_dir, is_test_path, walk
+from fixloop.secret_files import PROTECTED_DIRS, refusal
 from fixloop.tools.gitignore import GitIgnore
-from fixloop.tools.secret_files import PROTECTED_DIRS, refusal
 
 MAX_LISTED = 100_000  # a safety bound on a walk of a huge tree
 MAX_PATH_CHARS = 1024  # longer paths are refused before they reach the file system

@@ -15,6 +15,7 @@ from fixloop.agent.warm_start.source_file import (
     walk_defs,
 )
 from fixloop.project import is_source_dir, is_test_path, outside_sources, python_files
+from fixloop.secret_files import refusal
 
 MAX_FALLBACK_MATCHES = 2
 MAX_SCAN_FILES = 3000
@@ -33,6 +34,9 @@ class CodeIndex:
     def source(self, rel: str) -> SourceFile | None:
         if rel not in self.sources:
             path = self.root / rel
+            if not self._may_read(path):
+                self.sources[rel] = None
+                return None
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -40,6 +44,14 @@ class CodeIndex:
             else:
                 self.sources[rel] = SourceFile(path, rel, text)
         return self.sources[rel]
+
+    def _may_read(self, path: Path) -> bool:
+        """Whether the warm start may show this file: inside the project, not (a link to) a secret."""
+        try:
+            real = path.resolve().relative_to(self.root.resolve()).as_posix()
+        except (ValueError, OSError):
+            return False
+        return refusal(real) is None and refusal(path.relative_to(self.root).as_posix()) is None
 
     def rel(self, path: Path) -> str | None:
         try:
