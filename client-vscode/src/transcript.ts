@@ -23,6 +23,13 @@ function renderEvent(event: Json): string | undefined {
       return undefined; // the whole thought follows as a `thought` event
     case 'thought':
       return `### Thought${step}\n\n${text(event.text)}`;
+    case 'calling':
+      return undefined; // the model began a call; its action follows
+    case 'reply': {
+      // the turn's whole text; only what the loop did not use (after the call it stopped at) is news
+      const unused = typeof event.unused === 'string' ? event.unused.trim() : '';
+      return unused ? `**Unused reply text${step}** (the stream stopped at the ${text(event.cut ?? 'end')}):\n\n${fence(unused)}` : undefined;
+    }
     case 'action':
       return `**Action${step}:** \`${text(event.tool)}\`\n\n${fence(text(event.arguments ?? {}), 'json')}`;
     case 'observation':

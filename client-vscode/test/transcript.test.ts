@@ -7,8 +7,11 @@ const jsonl = [
   { t: 0.1, type: 'notice', text: 'baseline: 1 failing', step: 0, kind: 'baseline' },
   { t: 1, type: 'thought_delta', text: 'The', step: 1 },
   { t: 1, type: 'thought', text: 'The bug is in add().', step: 1 },
+  { t: 1, type: 'calling', tool: 'edit_file', target: 'calc.py', step: 1 },
+  { t: 1, type: 'reply', text: 'The bug is in add(). CALL', unused: '', cut: 'call', step: 1 },
   { t: 1, type: 'action', call_id: 'c1', tool: 'edit_file', arguments: { path: 'calc.py' }, step: 1 },
   { t: 1, type: 'observation', call_id: 'c1', tool: 'edit_file', text: 'edited calc.py', is_error: false, step: 1 },
+  { t: 1.5, type: 'reply', text: 'x', unused: 'I will also refactor', cut: 'call', step: 2 },
   { t: 2, type: 'verdict', accepted: false, reasons: ['a test file changed'], attempt: 1, step: 2 },
   { t: 3, type: 'result', status: 'fixed', steps: 3, summary: 'add() used -', files: ['calc.py'], diff: '-a\n+b\n' },
 ]
@@ -25,6 +28,8 @@ test('a transcript reads as Markdown, deltas folded into the thought', () => {
   assert.doesNotMatch(md, /\nThe\n/);
   assert.match(md, /\*\*Action \(step 1\):\*\* `edit_file`/);
   assert.match(md, /\*\*Observation:\*\* `edit_file`\n\n```\nedited calc.py\n```/);
+  assert.doesNotMatch(md, /calling|"reply"/); // a call's start and a fully used reply add nothing
+  assert.match(md, /\*\*Unused reply text \(step 2\)\*\* \(the stream stopped at the call\):\n\n```\nI will also refactor\n```/);
   assert.match(md, /\*\*Verdict \(step 2\):\*\* rejected\n\n- a test file changed/);
   assert.match(md, /## Result: fixed in 3 steps/);
   assert.match(md, /```diff\n-a\n\+b\n```/);

@@ -139,8 +139,9 @@ def test_fix_from_the_palette_streams_thoughts_and_the_test_passes(
     assert (project / "calc.py").read_text() == CALC_FIXED
     assert (project / "tests" / "test_calc.py").read_text() == TEST_CALC
     assert pytest_passes(project, FAILING_TEST)
-    transcript = result["texts"]["transcript"]
-    assert "tests/test_calc.py::test_add" in transcript and "edit_file" in transcript
+    transcript = result["texts"]["transcript"].replace("\u00a0", " ")
+    assert "tests/test_calc.py::test_add" in transcript and "Action (step 1):** `read_file`" in transcript
+    assert "Result: fixed" in result["texts"]["transcriptEnd"].replace("\u00a0", " ")
     trace = code_server.trace_file.read_text()
     assert "$/progress" in trace and thought in trace  # the real client's protocol trace
     assert "workspace/applyEdit" in trace

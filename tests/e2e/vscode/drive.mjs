@@ -190,7 +190,11 @@ async function fix() {
   step('saved');
   await runCommand('fixloop: Show transcript of the last run');
   await page.locator('.editor-instance .view-line', { hasText: 'fixloop transcript' }).first().waitFor({ timeout: TIMEOUT });
+  // the editor renders only the lines in view: read the top, then the end
   result.texts.transcript = await page.locator('.editor-instance .view-lines').first().innerText();
+  await page.keyboard.press('Control+End');
+  await page.waitForTimeout(500);
+  result.texts.transcriptEnd = await page.locator('.editor-instance .view-lines').first().innerText();
   step('transcript');
   await screenshot('transcript', 'the last run\'s transcript rendered as Markdown (tests, model, thoughts, actions, observations)');
 }
