@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # `import support` from any test
 
 from scripted_model import ScriptedModelServer
 from support import copy_project
+from tool_made_projects import ProjectBuilder
 
 
 @pytest.fixture
@@ -39,3 +40,10 @@ def fixture_project(tmp_path: Path) -> Callable[..., Path]:
         return copy_project(name, tmp_path / name, git=git)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def tool_made(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuilder:
+    """`tool_made.get(name)`: a project set up by the real tools (venv + pip, uv, poetry…), built once per
+    session on first use; tests must leave it as they found it (no --apply)."""
+    return ProjectBuilder(tmp_path_factory.mktemp("tool-made"))

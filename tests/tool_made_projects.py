@@ -1,0 +1,234 @@
+"""Projects set up by the real tools at test time (venv + pip, uv, poetry, hatchling, flit, pdm-backend…).
+
+Each is a git repository (the user's workspace folder) holding a small word-statistics library whose
+`words()` splits on single spaces, so `test_word_count_ignores_repeated_whitespace` fails; the fix is the
+one-line change WORDS_BUG -> WORDS_FIX. Nothing tells pytest where the package lives (no `pythonpath`):
+the tests import it through the editable install the tool made, exactly as a real user's set-up does.
+Built once per test session (see `ProjectBuilder`); pip and uv keep their usual caches.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HOME_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")  # before tests patch it
+WORDS_BUG = 'return [word.lower() for word in text.split(" ")]'
+WORDS_FIX = "return [word.lower() for word in text.split()]"
+TARGET = "test_word_count_ignores_repeated_whitespace"
+BUILD_TIMEOUT = 600
+
+
+@dataclass(frozen=True)
+class ToolMadeProject:
+    """One set-up: where it is, which test fails, what fixes it, and which interpreter fixloop must pick."""
+
+    name: str
+    workspace: Path  # the folder the user opens (--root, the LSP workspace folder)
+    project: Path  # the project holding the failing test (its pytest root)
+    test_id: str  # relative to the workspace folder
+    words_file: str  # the file to fix, relative to the project
+    python: Path  # the interpreter fixloop must run the tests with
+    reason: str  # what fixloop must say about why it picked it
+    package: str  # the dotted name of the package under test
+    env: dict[str, str] = field(default_factory=dict)  # extra environment fixloop needs (tools on PATH)
+    settings: dict[str, object] = field(default_factory=dict)  # client settings this set-up needs
+
+    @property
+    def project_test_id(self) -> str:
+        """The test id relative to the project (what the model's tools see)."""
+        prefix = self.project.relative_to(self.workspace).as_posix()
+        return self.test_id if prefix == "." else self.test_id[len(prefix) + 1 :]
+
+    def edits(self) -> list[dict[str, str]]:
+        return [{"path": self.words_file, "old_text": WORDS_BUG, "new_text": WORDS_FIX}]
+
+
+def words_sources(package: str) -> dict[str, str]:
+    """The library's modules, relative to the package folder, for a package importable as `package`."""
+    return {
+        "__init__.py": f'''
+            """Word statistics for plain text."""
+
+            from {package}.counting import most_common, word_count
+
+            __all__ = ["most_common", "word_count"]
+            ''',
+        "words.py": f'''
+            """Splitting text into words."""
+
+
+            def words(text: str) -> list[str]:
+                """The words of text, lower-cased, split on any run of whitespace."""
+                {WORDS_BUG}
+            ''',
+        "counting.py": f'''
+            """Counting words."""
+
+            from collections import Counter
+
+            from {package}.words import words
+
+
+            def word_count(text: str) -> int:
+                """How many words text has."""
+                return len(words(text))
+
+
+            def most_common(text: str) -> str:
+                """The most frequent word (the first one seen on ties)."""
+                return Counter(words(text)).most_common(1)[0][0]
+            ''',
+    }
+
+
+def test_source(package: str) -> str:
+    return f'''
+        from {package} import most_common, word_count
+
+
+        def test_word_count_simple():
+            assert word_count("a b c") == 3
+
+
+        def {TARGET}():
+            assert word_count("the  quick  brown\\tfox\\n") == 4
+
+
+        def test_most_common_ignores_case():
+            assert most_common("Tea or tea or TEA") == "tea"
+        '''
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+
+
+def library(root: Path, package_dir: str, package: str, tests_dir: str = "tests") -> None:
+    """The library's modules under `package_dir` and its test module under `tests_dir` (no __init__.py)."""
+    write(root, {f"{package_dir}/{rel}": text for rel, text in words_sources(package).items()})
+    write(root, {f"{tests_dir}/test_counting.py": test_source(package)})
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+class ProjectBuilder:
+    """Builds each set-up once, on first use, under `base`; the tools (uv, poetry) go into one tools venv."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.built: dict[str, ToolMadeProject] = {}
+        self._tools: Path | None = None
+
+    # -- running the tools ------------------------------------------------------------------------
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+               and not k.startswith(("FIXLOOP_", "PIP_PYTHON", "UV_", "POETRY_"))}
+        env["XDG_CACHE_HOME"] = str(HOME_CACHE)
+        env.update(extra)
+        return env
+
+    def run(self, *args: str | Path, cwd: Path, **extra: str) -> str:
+        done = subprocess.run([str(a) for a in args], cwd=cwd, env=self.env(**extra), capture_output=True,
+                              text=True, timeout=BUILD_TIMEOUT)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(map(str, args))} failed in {cwd}:\n{done.stdout}\n{done.stderr}")
+        return done.stdout
+
+    def venv(self, where: Path, *, with_pip: bool = False) -> Path:
+        """`python -m venv` (without pip unless asked: pip then runs from outside with --python)."""
+        self.run(sys.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]), where, cwd=where.parent)
+        return venv_python(where)
+
+    def pip(self, python: Path, *args: str, cwd: Path) -> None:
+        """`pip install` into `python`'s environment (pip ≥ 22.3 installs into another interpreter)."""
+        self.run(sys.executable, "-m", "pip", "--python", python, "install", "-q",
+                 "--disable-pip-version-check", *args, cwd=cwd)
+
+    @property
+    def tools(self) -> Path:
+        """The bin folder of a venv holding uv and poetry, installed from PyPI once per session."""
+        if self._tools is None:
+            venv = self.base / "tools-venv"
+            python = self.venv(venv)
+            self.pip(python, "uv", "poetry", cwd=self.base)
+            self._tools = python.parent
+        return self._tools
+
+    @staticmethod
+    def git_commit(root: Path) -> None:
+        for args in (["init", "-q"], ["config", "user.name", "fixloop tests"],
+                     ["config", "user.email", "tests@fixloop.invalid"], ["config", "commit.gpgsign", "false"],
+                     ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+            subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+    # -- the set-ups ------------------------------------------------------------------------------
+
+    def get(self, name: str) -> ToolMadeProject:
+        if name not in self.built:
+            folder = self.base / name
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir(parents=True)
+            self.built[name] = BUILDERS[name](self, folder)
+        return self.built[name]
+
+
+GITIGNORE = ".venv/\nvenv/\n*.egg-info/\n__pycache__/\nbuild/\ndist/\n"
+
+
+def setuptools_src(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """The issue's reproduction: src layout, setuptools, `python -m venv .venv && .venv/bin/pip install
+    pytest -e .` (setuptools ≥ 64 makes a static .pth for a src layout), no `pythonpath` setting."""
+    write(root, {"pyproject.toml": '''
+        [build-system]
+        requires = ["setuptools>=64"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "textstats"
+        version = "0.1.0"
+        requires-python = ">=3.11"
+
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+        ''', ".gitignore": GITIGNORE})
+    library(root, "src/textstats", "textstats")
+    python = b.venv(root / ".venv", with_pip=True)
+    b.run(python.parent / "pip", "install", "-q", "--disable-pip-version-check", "pytest", "-e", ".", cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("setuptools_src", root, root, f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+
+
+BUILDERS: dict[str, Callable[[ProjectBuilder, Path], ToolMadeProject]] = {
+    "setuptools_src": setuptools_src,
+}
+
+
+def fix_turns(made: ToolMadeProject) -> list[dict[str, object]]:
+    """A scripted model that reads the words module, fixes it, runs the target test and submits."""
+    (edit,) = made.edits()
+    return [
+        {"content": f"The failure points into {made.words_file}; let me read it.",
+         "tool_calls": [{"name": "read_file", "arguments": {"path": made.words_file}}]},
+        {"content": "words() splits on single spaces; split on any whitespace instead.",
+         "tool_calls": [{"name": "edit_file", "arguments": edit}]},
+        {"content": "Now let me run the failing test.",
+         "tool_calls": [{"name": "run_tests", "arguments": {"test_ids": [made.project_test_id]}}]},
+        {"content": "The test passes.",
+         "tool_calls": [{"name": "submit", "arguments": {"summary": "words() splits on any whitespace"}}]},
+    ]
