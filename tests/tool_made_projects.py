@@ -36,7 +36,7 @@ class ToolMadeProject:
     words_file: str  # the file to fix, relative to the project
     python: Path  # the interpreter fixloop must run the tests with
     reason: str  # what fixloop must say about why it picked it
-    package: str  # the dotted name of the package under test
+    package: str  # a package the tests import from the user's files when nothing redirects them
     env: dict[str, str] = field(default_factory=dict)  # extra environment fixloop needs (tools on PATH)
     settings: dict[str, object] = field(default_factory=dict)  # client settings this set-up needs
 
@@ -150,7 +150,8 @@ class ProjectBuilder:
 
     def venv(self, where: Path, *, with_pip: bool = False) -> Path:
         """`python -m venv` (without pip unless asked: pip then runs from outside with --python)."""
-        self.run(sys.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]), where, cwd=where.parent)
+        options = [] if with_pip else ["--without-pip"]
+        self.run(sys.executable, "-m", "venv", *options, where, cwd=where.parent)
         return venv_python(where)
 
     def pip(self, python: Path, *args: str, cwd: Path) -> None:
@@ -208,14 +209,346 @@ def setuptools_src(b: ProjectBuilder, root: Path) -> ToolMadeProject:
         ''', ".gitignore": GITIGNORE})
     library(root, "src/textstats", "textstats")
     python = b.venv(root / ".venv", with_pip=True)
-    b.run(python.parent / "pip", "install", "-q", "--disable-pip-version-check", "pytest", "-e", ".", cwd=root)
+    b.run(python.parent / "pip", "install", "-q", "--disable-pip-version-check", "pytest", "-e", ".",
+          cwd=root)
     b.git_commit(root)
     return ToolMadeProject("setuptools_src", root, root, f"tests/test_counting.py::{TARGET}",
                            "src/textstats/words.py", python, "the project's .venv", "textstats")
 
 
+def setuptools_compat(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """setuptools' compat editable mode (a .pth path entry), the package in a subfolder (lib/python), pytest
+    configured in tox.ini, the environment in venv/ (not .venv)."""
+    write(root, {"pyproject.toml": '''
+        [build-system]
+        requires = ["setuptools>=64"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "textstats"
+        version = "0.1.0"
+
+        [tool.setuptools.packages.find]
+        where = ["lib/python"]
+        ''', "tox.ini": """
+        [tox]
+        env_list = py
+
+        [pytest]
+        testpaths = tests
+        """, ".gitignore": GITIGNORE})
+    library(root, "lib/python/textstats", "textstats")
+    python = b.venv(root / "venv")
+    b.pip(python, "pytest", "-e", ".", "--config-settings", "editable_mode=compat", cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("setuptools_compat", root, root, f"tests/test_counting.py::{TARGET}",
+                           "lib/python/textstats/words.py", python, "the project's venv", "textstats")
+
+
+def setuptools_namespace(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """setuptools ≥ 64's editable finder (MAPPING and NAMESPACES in __editable___*_finder.py): a namespace
+    package `acme` whose `acme.textstats` lives in a subfolder; pytest configured in setup.cfg."""
+    write(root, {"pyproject.toml": '''
+        [build-system]
+        requires = ["setuptools>=64"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "acme-textstats"
+        version = "0.1.0"
+
+        [tool.setuptools]
+        package-dir = {"acme.textstats" = "lib/acme/textstats"}
+        packages = ["acme.textstats"]
+        ''', "setup.cfg": """
+        [tool:pytest]
+        testpaths = tests
+        """, ".gitignore": GITIGNORE})
+    library(root, "lib/acme/textstats", "acme.textstats")
+    python = b.venv(root / ".venv")
+    b.pip(python, "pytest", "-e", ".", cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("setuptools_namespace", root, root, f"tests/test_counting.py::{TARGET}",
+                           "lib/acme/textstats/words.py", python, "the project's .venv", "acme.textstats")
+
+
+def hatchling_src(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """hatchling, src layout: its editable wheel is a `_textstats.pth` path entry."""
+    write(root, {"pyproject.toml": '''
+        [build-system]
+        requires = ["hatchling"]
+        build-backend = "hatchling.build"
+
+        [project]
+        name = "textstats"
+        version = "0.1.0"
+
+        [tool.hatch.build.targets.wheel]
+        packages = ["src/textstats"]
+
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+        ''', ".gitignore": GITIGNORE})
+    library(root, "src/textstats", "textstats")
+    python = b.venv(root / ".venv")
+    b.pip(python, "pytest", "-e", ".", cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("hatchling_src", root, root, f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+
+
+def hatchling_exact(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """hatchling's `dev-mode-exact`: the `editables` redirector (a finder with a path table)."""
+    write(root, {"pyproject.toml": '''
+        [build-system]
+        requires = ["hatchling"]
+        build-backend = "hatchling.build"
+
+        [project]
+        name = "textstats"
+        version = "0.1.0"
+
+        [tool.hatch.build]
+        dev-mode-exact = true
+
+        [tool.hatch.build.targets.wheel]
+        packages = ["src/textstats"]
+
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+        ''', ".gitignore": GITIGNORE})
+    library(root, "src/textstats", "textstats")
+    python = b.venv(root / ".venv")
+    b.pip(python, "pytest", "-e", ".", cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("hatchling_exact", root, root, f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+
+
+def flit_module(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """flit_core, src layout: `pip install -e .` writes a .pth path entry."""
+    write(root, {"pyproject.toml": '''
+        [build-system]
+        requires = ["flit_core>=3.4,<4"]
+        build-backend = "flit_core.buildapi"
+
+        [project]
+        name = "textstats"
+        version = "0.1.0"
+        description = "Word statistics for plain text."
+
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+        ''', ".gitignore": GITIGNORE})
+    library(root, "src/textstats", "textstats")
+    python = b.venv(root / ".venv")
+    b.pip(python, "pytest", "-e", ".", cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("flit_module", root, root, f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+
+
+def pdm_backend(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """pdm-backend, src layout: its editable wheel is a .pth path entry."""
+    write(root, {"pyproject.toml": '''
+        [build-system]
+        requires = ["pdm-backend"]
+        build-backend = "pdm.backend"
+
+        [project]
+        name = "textstats"
+        version = "0.1.0"
+
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+        ''', ".gitignore": GITIGNORE})
+    library(root, "src/textstats", "textstats")
+    python = b.venv(root / ".venv")
+    b.pip(python, "pytest", "-e", ".", cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("pdm_backend", root, root, f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+
+
+def uv_project(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """`uv init --lib` then `uv add --dev pytest`: uv's own build backend, .venv without pip, uv.lock."""
+    root.rmdir()
+    b.run(b.tools / "uv", "init", "--lib", "--name", "textstats", "--no-workspace",
+          "--python", sys.executable, root, cwd=root.parent)
+    library(root, "src/textstats", "textstats")
+    write(root, {"pyproject.toml": (root / "pyproject.toml").read_text() + '''
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+        '''})
+    b.run(b.tools / "uv", "add", "--dev", "pytest", "--python", sys.executable, cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("uv_project", root, root, f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", venv_python(root / ".venv"), "the project's .venv",
+                           "textstats")
+
+
+def poetry_project(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """`poetry install` with the environment outside the project (poetry's default): only `poetry env info`
+    knows where it is, so fixloop must ask poetry (on PATH)."""
+    write(root, {"pyproject.toml": '''
+        [project]
+        name = "textstats"
+        version = "0.1.0"
+        requires-python = ">=3.11"
+        dependencies = []
+
+        [tool.poetry]
+        packages = [{ include = "textstats", from = "src" }]
+
+        [tool.poetry.group.dev.dependencies]
+        pytest = ">=8"
+
+        [build-system]
+        requires = ["poetry-core>=2.0"]
+        build-backend = "poetry.core.masonry.api"
+
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+        ''', ".gitignore": GITIGNORE})
+    library(root, "src/textstats", "textstats")
+    envs = b.base / "poetry-envs"
+    poetry_env = {"POETRY_VIRTUALENVS_PATH": str(envs), "POETRY_VIRTUALENVS_IN_PROJECT": "false",
+                  "POETRY_NO_INTERACTION": "1"}
+    b.run(b.tools / "poetry", "env", "use", sys.executable, cwd=root, **poetry_env)
+    b.run(b.tools / "poetry", "install", cwd=root, **poetry_env)
+    venv = Path(b.run(b.tools / "poetry", "env", "info", "--path", cwd=root, **poetry_env).strip())
+    b.git_commit(root)
+    path = os.pathsep.join([str(b.tools), os.environ.get("PATH", "")])
+    return ToolMadeProject("poetry_project", root, root, f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", venv_python(venv), "poetry's environment", "textstats",
+                           env={"PATH": path, **poetry_env})
+
+
+def monorepo(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """A monorepo (one git repository, one .venv at its top) with two packages installed editable:
+    `packages/core` (src layout) and `packages/app` (flat), whose tests import both; the failing test is in
+    app, a pytest root of its own below the workspace folder, with a conftest.py that puts a helpers folder
+    on sys.path and no __init__.py in its tests."""
+    write(root, {"README.md": "Two packages.\n", ".gitignore": GITIGNORE,
+                 "packages/core/pyproject.toml": '''
+        [build-system]
+        requires = ["setuptools>=64"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "core"
+        version = "0.1.0"
+        ''', "packages/core/src/core/__init__.py": '''
+        """Text helpers shared by the packages."""
+
+
+        def lower(word: str) -> str:
+            return word.lower()
+        ''', "packages/app/pyproject.toml": '''
+        [build-system]
+        requires = ["setuptools>=64"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "app"
+        version = "0.1.0"
+        dependencies = ["core"]
+
+        [tool.setuptools]
+        packages = ["app"]
+
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+        ''', "packages/app/tests/conftest.py": '''
+        import os
+        import sys
+
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "helpers"))
+        ''', "packages/app/tests/helpers/sample_texts.py": '''
+        SPACED = "the  quick  brown\\tfox\\n"
+        '''})
+    library(root / "packages/app", "app", "app")
+    init = root / "packages/app/app/__init__.py"
+    init.write_text(init.read_text() + "\nimport core  # the shared helpers, from the sibling package\n")
+    test = root / "packages/app/tests/test_counting.py"
+    test.write_text("from sample_texts import SPACED\n" + test.read_text().replace(
+        '"the  quick  brown\\tfox\\n"', "SPACED"))
+    python = b.venv(root / ".venv")
+    b.pip(python, "pytest", "-e", "packages/core", "-e", "packages/app", cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("monorepo", root, root / "packages/app",
+                           f"packages/app/tests/test_counting.py::{TARGET}", "app/words.py", python,
+                           "the .venv of the workspace folder", "core")
+
+
+def xdist_randomly(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """pytest-xdist with `-n auto` in pytest.ini's addopts, and pytest-randomly installed (both autoload)."""
+    write(root, {"pyproject.toml": '''
+        [build-system]
+        requires = ["setuptools>=64"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "textstats"
+        version = "0.1.0"
+        ''', "pytest.ini": """
+        [pytest]
+        addopts = -n auto
+        testpaths = tests
+        """, ".gitignore": GITIGNORE})
+    library(root, "src/textstats", "textstats")
+    python = b.venv(root / ".venv")
+    b.pip(python, "pytest", "pytest-xdist", "pytest-randomly", "-e", ".", cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("xdist_randomly", root, root, f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+
+
+def multi_root(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """Two workspace folders, `alpha` and `beta`, each a setuptools project with the same test ids. alpha
+    has its .venv; beta's environment lives outside it (envs/beta) and reaches fixloop only through the
+    `python` setting of that folder. The returned project is beta; alpha is beside it."""
+    for name in ("alpha", "beta"):
+        folder = root / name
+        write(folder, {"pyproject.toml": f'''
+            [build-system]
+            requires = ["setuptools>=64"]
+            build-backend = "setuptools.build_meta"
+
+            [project]
+            name = "textstats-{name}"
+            version = "0.1.0"
+
+            [tool.setuptools.packages.find]
+            where = ["src"]
+
+            [tool.pytest.ini_options]
+            testpaths = ["tests"]
+            ''', ".gitignore": GITIGNORE})
+        library(folder, "src/textstats", "textstats")
+        venv = folder / ".venv" if name == "alpha" else root / "envs" / name
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        python = b.venv(venv)
+        b.pip(python, "pytest", "-e", ".", cwd=folder)
+        b.git_commit(folder)
+    return ToolMadeProject("multi_root", root / "beta", root / "beta", f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", python, "the python setting", "textstats",
+                           settings={"python": str(python)})
+
+
 BUILDERS: dict[str, Callable[[ProjectBuilder, Path], ToolMadeProject]] = {
     "setuptools_src": setuptools_src,
+    "setuptools_compat": setuptools_compat,
+    "setuptools_namespace": setuptools_namespace,
+    "hatchling_src": hatchling_src,
+    "hatchling_exact": hatchling_exact,
+    "flit_module": flit_module,
+    "pdm_backend": pdm_backend,
+    "uv_project": uv_project,
+    "poetry_project": poetry_project,
+    "monorepo": monorepo,
+    "xdist_randomly": xdist_randomly,
+    "multi_root": multi_root,
 }
 
 

@@ -63,6 +63,7 @@ def _add_run_options(parser: argparse.ArgumentParser, root: bool = True) -> None
     parser.add_argument("--max-steps", type=int)
     parser.add_argument("--attempts", type=int)
     parser.add_argument("--test-timeout", type=float)
+    parser.add_argument("--python", help="the project's interpreter (default: found: the project's .venv, …)")
     parser.add_argument("--allow-test-edits", action="store_true", default=None)
 
 
@@ -140,8 +141,10 @@ async def _fix(args: argparse.Namespace) -> int:
     root = args.root.resolve()
     if not root.is_dir():
         raise PathError(f"project root {root} is not a directory")
-    settings = load_settings(root, _overrides(args))
+    from fixloop.project_root import locate
+
     test_ids = tuple(normalize_test_id(root, raw) for raw in args.test_ids)
+    settings = load_settings(root, _overrides(args), project=locate(root, test_ids).root)
     view = None if args.quiet else LiveView()
     run = FixRun(FixRequest(root, test_ids), settings, on_event=view.show if view else None)
     try:

@@ -21,9 +21,9 @@ from fixloop.errors import ConfigError
 
 PROTOCOLS = ("auto", "tools", "text")
 OPENAI_API = "https://api.openai.com/v1"
-# Keys the editors send for themselves (the VS Code extension's own settings, the interpreter it picked);
-# accepted without an "unknown setting" warning.
-CLIENT_KEYS = frozenset({"trace", "serverPython", "server_python", "importStrategy", "python"})
+# Keys the editors send for themselves (the VS Code extension's own settings); accepted without an
+# "unknown setting" warning.
+CLIENT_KEYS = frozenset({"trace", "serverPython", "server_python", "importStrategy"})
 
 Convert = Callable[[Any], Any]  # a raw value -> the setting's value; ConfigError("must be ...") if bad
 
@@ -91,8 +91,8 @@ def _flag(value: Any) -> bool:
 def _command(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         value = shlex.split(value)
-    if not isinstance(value, list | tuple) or not value or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"must be a non-empty list of strings, got {value!r}")
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"must be a list of strings (empty: the project's interpreter), got {value!r}")
     return tuple(value)
 
 
@@ -113,7 +113,8 @@ class Settings:
     protocol: str = setting("auto", _one_of(*PROTOCOLS), env=("FIXLOOP_PROTOCOL",))
     max_steps: int = setting(30, _whole(1), env=("FIXLOOP_MAX_STEPS",))
     attempts: int = setting(3, _whole(1), env=("FIXLOOP_ATTEMPTS",))
-    test_command: tuple[str, ...] = setting(("python", "-m", "pytest"), _command)
+    test_command: tuple[str, ...] = setting((), _command)  # empty: `<the project's python> -m pytest`
+    python: str = setting("", _text)  # the project's interpreter; empty: found (interpreter.py)
     test_timeout: float = setting(60.0, _number(zero=False), env=("FIXLOOP_TEST_TIMEOUT",))
     allow_test_edits: bool = setting(False, _flag)
     run_tests_on_save: bool = setting(False, _flag)
@@ -221,14 +222,20 @@ class SettingsSources:
     init_options: Mapping[str, Any] | None = None
     client_config: Mapping[str, Any] | None = None
     overrides: Mapping[str, Any] | None = None
+    project: Path | None = None  # the test's project when it is a folder below `root` (a monorepo package)
 
     def resolve(self) -> tuple[Settings, list[str]]:
         settings = Settings()
         errors: list[str] = []
-        project, project_errors = pyproject_values(self.root)
-        errors += project_errors
-        layers = [
-            (project, "[tool.fixloop] in pyproject.toml"),
+        folders = [self.root]
+        if self.project is not None and self.project != self.root:
+            folders.append(self.project)
+        layers: list[tuple[Mapping[str, Any] | None, str]] = []
+        for folder in folders:
+            values, folder_errors = pyproject_values(folder)
+            errors += folder_errors
+            layers.append((values, "[tool.fixloop] in pyproject.toml"))
+        layers += [
             (env_values(self.env), "environment"),
             (self.init_options, "initializationOptions"),
             (self.client_config, "workspace/configuration"),
@@ -241,10 +248,10 @@ class SettingsSources:
 
 
 def load_settings(root: Path, overrides: Mapping[str, Any] | None = None,
-                  env: Mapping[str, str] | None = None) -> Settings:
+                  env: Mapping[str, str] | None = None, project: Path | None = None) -> Settings:
     """Settings for a CLI run; any bad value is a ConfigError naming it."""
     settings, errors = SettingsSources(root, dict(os.environ if env is None else env),
-                                       overrides=overrides).resolve()
+                                       overrides=overrides, project=project).resolve()
     if errors:
         raise ConfigError(errors[0] + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
     return settings

@@ -24,11 +24,14 @@ from fixloop.agent.warm_start import build_warm_start
 from fixloop.config import Settings
 from fixloop.errors import FixloopError
 from fixloop.events import Done, Event, Notice
+from fixloop.interpreter import find_interpreter
 from fixloop.model.client import ChatModel
 from fixloop.model.warm_up import is_local_endpoint, settle, start_warm_up
+from fixloop.project_root import ProjectTarget, locate
 from fixloop.pytest_runner import PytestRunner
-from fixloop.result import FixResult, FixStatus
-from fixloop.shadow import ShadowWorkspace, clean_stale_shadows
+from fixloop.pytest_runner.runner import ImportRedirect
+from fixloop.result import FileChange, FixResult, FixStatus
+from fixloop.shadow import ShadowWorkspace, clean_stale_shadows, unified_diff
 from fixloop.tools import build_toolbox, tool_catalog
 from fixloop.tools.test_ids import check_target_ids
 from fixloop.tools.workspace import Workspace
@@ -40,7 +43,9 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class FixRequest:
-    """What to fix: test ids relative to `root`, and unsaved editor buffers (relpath -> text)."""
+    """What to fix: test ids relative to `root` (the workspace folder), and unsaved editor buffers
+    (relpath -> text). The run works in the tests' project (project_root.py): a folder below `root` in a
+    monorepo; what it returns is relative to `root` again."""
 
     root: Path
     test_ids: tuple[str, ...]
@@ -133,10 +138,12 @@ class FixRun:
     def cancelled_result(self) -> FixResult:
         return self._result("cancelled", "cancelled")
 
-    async def _create_shadow(self) -> ShadowWorkspace:
+    async def _create_shadow(self, target: ProjectTarget) -> ShadowWorkspace:
         """The shadow copy; a cancel during the copy waits for the copying thread and removes its work."""
+        overlays = {rel: text for path, text in self.request.overlays.items()
+                    if (rel := target.to_project(path)) is not None}
         creating = asyncio.ensure_future(asyncio.to_thread(
-            ShadowWorkspace.create, self.request.root, dict(self.request.overlays), run_id=self.run_id))
+            ShadowWorkspace.create, target.root, overlays, run_id=self.run_id))
         try:
             return await asyncio.shield(creating)
         except asyncio.CancelledError:
@@ -170,28 +177,39 @@ class FixRun:
         opening = asyncio.ensure_future(self._open_model())
         try:
             await asyncio.to_thread(check_target_ids, Workspace(request.root), list(request.test_ids))
+            target = await asyncio.to_thread(locate, request.root, request.test_ids)
+            test_ids = target.test_ids
+            if target.prefix:
+                self.emit(Notice(f"the tests belong to the project in {target.prefix}", 0, "project"))
+            interpreter = await find_interpreter(target.root, request.root, python=settings.python,
+                                                 test_command=settings.test_command)
+            self.emit(Notice(interpreter.describe(request.root), 0, "interpreter"))
             await asyncio.to_thread(clean_stale_shadows)
             self.emit(Notice("copying the project into a shadow workspace", 0, "shadow"))
-            shadow = await self._create_shadow()
-            runner = self._runner = PytestRunner(shadow.root, settings.test_command, settings.test_timeout,
-                                                 scratch=shadow.scratch, confine_writes=shadow.container)
+            shadow = await self._create_shadow(target)
+            runner = self._runner = PytestRunner(
+                shadow.root, interpreter.command, settings.test_timeout, scratch=shadow.scratch,
+                confine_writes=shadow.container, redirect=ImportRedirect(shadow.real_top, shadow.top),
+                missing_pytest=interpreter.missing_pytest(request.root))
             self.emit(Notice("running the target tests to record the baseline", 0, "baseline"))
-            baseline = await record_baseline(runner, request.test_ids)
-            failing = [t for t in request.test_ids if t not in baseline.passing]
+            baseline = await record_baseline(runner, test_ids)
+            if runner.redirected:
+                self.emit(Notice("imports of your project redirected into the shadow: "
+                                 + ", ".join(runner.redirected[:5]), 0, "imports"))
+            failing = [t for t in test_ids if t not in baseline.passing]
             self.emit(Notice(f"baseline: {len(failing)} target test(s) failing, "
                              f"{len(baseline.passing)} test(s) passing", 0, "baseline"))
-            warm = await asyncio.to_thread(build_warm_start, shadow.root, baseline.run,
-                                           list(request.test_ids))
+            warm = await asyncio.to_thread(build_warm_start, shadow.root, baseline.run, list(test_ids))
             model = self._model = await opening
             # run_tests without ids runs the targets that fail (the prompt says so)
-            targets = failing or list(request.test_ids)
+            targets = failing or list(test_ids)
             toolbox = build_toolbox(Workspace(shadow.root), runner, default_test_ids=targets,
                                     output_cap=settings.output_cap,
                                     protect_tests=not settings.allow_test_edits, baseline=baseline.run)
             gate = VerificationGate(shadow, runner, baseline, allow_test_edits=settings.allow_test_edits)
 
             protocol = settings.protocol
-            loop = ReActLoop(model, toolbox, task=task_prompt(request.test_ids, warm),
+            loop = ReActLoop(model, toolbox, task=task_prompt(test_ids, warm),
                              verify=lambda summary: gate.check(),
                              emit=self.emit, protocol=protocol,
                              compact_tools=settings.compact_tools or is_local(settings),
@@ -205,10 +223,11 @@ class FixRun:
                 self.steps, self.attempts = loop.step, loop.attempts
             fixed = outcome.status == "fixed"
             # Exactly what the gate judged on its clean copy: nothing after the accepted check counts.
-            changes = tuple(gate.proposal) if fixed else ()
+            changes = tuple(FileChange(target.to_workspace(change.path), change.old_text, change.new_text)
+                            for change in gate.proposal) if fixed else ()
             result = self._result(
                 outcome.status, outcome.summary, changes=changes,
-                diff=shadow.unified_diff(list(changes)) if changes else "",
+                diff=unified_diff(list(changes)) if changes else "",
                 prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
                 tokens_estimated=outcome.tokens_estimated,
                 reasons=outcome.reasons)

@@ -32,6 +32,13 @@ class TestRunError(FixloopError):
     __test__ = False  # not a pytest test class
 
 
+class TestEnvironmentError(FixloopError):
+    """The project's environment cannot give a verdict fixloop can trust (the tests import the user's real
+    files instead of the shadow's): an environment problem, never the model's fault."""
+
+    __test__ = False  # not a pytest test class
+
+
 class ShadowError(FixloopError):
     """The scratch copy of the project could not be made."""
 

@@ -13,7 +13,7 @@ from fixloop.errors import ConfigError
 def test_defaults_match_the_contract():
     s = Settings()
     assert (s.protocol, s.max_steps, s.attempts, s.test_command, s.test_timeout, s.allow_test_edits,
-            s.run_tests_on_save) == ("auto", 30, 3, ("python", "-m", "pytest"), 60.0, False, False)
+            s.run_tests_on_save, s.python) == ("auto", 30, 3, (), 60.0, False, False, "")
 
 
 def test_later_sources_win(tmp_path: Path):
@@ -32,7 +32,7 @@ def test_later_sources_win(tmp_path: Path):
 
 def test_bad_values_are_each_named_and_defaults_kept(tmp_path: Path):
     settings, errors = SettingsSources(tmp_path, env={}, init_options={
-        "maxSteps": "many", "protocol": "xml", "testCommand": [], "allowTestEdits": "perhaps",
+        "maxSteps": "many", "protocol": "xml", "testCommand": [1], "allowTestEdits": "perhaps",
         "baseUrl": "ftp://x", "unknownKey": 1}).resolve()
     assert settings == Settings()
     assert len(errors) == 6
@@ -48,7 +48,21 @@ def test_client_keys_from_the_editor_are_accepted_without_warnings(tmp_path: Pat
         "serverPython": "/usr/bin/python3", "importStrategy": "useBundled", "trace": {"server": "off"},
         "python": "/project/.venv/bin/python"}).resolve()
     assert errors == []
-    assert settings == Settings()
+    assert settings == Settings(python="/project/.venv/bin/python")
+
+
+def test_an_empty_test_command_means_the_projects_interpreter(tmp_path: Path):
+    settings, errors = SettingsSources(tmp_path, env={}, init_options={"testCommand": []}).resolve()
+    assert errors == [] and settings.test_command == ()
+
+
+def test_a_packages_own_pyproject_overrides_the_workspace_one(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text('[tool.fixloop]\nmax_steps = 7\nattempts = 5\n')
+    package = tmp_path / "packages" / "app"
+    package.mkdir(parents=True)
+    (package / "pyproject.toml").write_text('[tool.fixloop]\nmax_steps = 9\n')
+    settings = load_settings(tmp_path, env={}, project=package)
+    assert (settings.max_steps, settings.attempts) == (9, 5)
 
 
 def test_test_command_accepts_a_string(tmp_path: Path):

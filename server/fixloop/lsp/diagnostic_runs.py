@@ -7,6 +7,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from fixloop.interpreter import find_interpreter
 from fixloop.lsp.diagnostics import failure_of, publish
 from fixloop.lsp.documents import default_root, path_of, relpath, root_of
 from fixloop.lsp.errors import BadArguments
@@ -21,7 +22,11 @@ async def run_and_publish(ls: FixloopServer, root: Path, test_ids: list[str],
     settings, errors = ls.settings.resolve(root)
     for error in errors:
         ls.show(f"fixloop: {error} (using the default)", types.MessageType.Warning)
-    runner = PytestRunner(root, list(settings.test_command), settings.test_timeout)
+    interpreter = await find_interpreter(root, root, test_command=settings.test_command,
+                                         python=settings.python)
+    ls.trace(interpreter.describe(root))
+    runner = PytestRunner(root, interpreter.command, settings.test_timeout,
+                          missing_pytest=interpreter.missing_pytest(root))
     run = await runner.run(test_ids)
     failures = [failure_of(root, run.results[tid]) for tid in run.failed_ids()]
     touched = ls.failures.update(root, run.results.keys(), failures, files_in_scope)

@@ -9,6 +9,7 @@ import faulthandler
 import json
 import os
 import signal
+import sys
 import traceback
 
 import pytest
@@ -20,6 +21,8 @@ STACK_FILE = "stacks.txt"
 _fd = None
 _stack_file = None
 _is_worker = False  # a pytest-xdist worker: the controller reports its tests, the worker only frames
+_SHADOW_SITE = "fixloop_shadow_site"  # the runner's startup hook in shadow runs (see shadow_site.py)
+RANDOMLY_SEED = 1  # pytest-randomly: one fixed seed, so the baseline and the gate see the same run
 
 
 def _emit(record):
@@ -79,6 +82,7 @@ def _entry_frames(report):
 def pytest_configure(config):
     global _is_worker, _stack_file
     _is_worker = hasattr(config, "workerinput")
+    _deterministic(config)
     # Plugins that write into the rootdir by default write into our scratch folder instead.
     scratch = os.path.dirname(os.environ.get(_ENV, "")) or None
     if scratch and str(getattr(config.option, "benchmark_storage", "")).endswith("./.benchmarks"):
@@ -92,10 +96,27 @@ def pytest_configure(config):
             _stack_file = None
 
 
+def _deterministic(config):
+    """fixloop runs a few chosen tests and compares runs: no pytest-xdist workers (`-n auto` in addopts
+    would spawn them for two tests) and pytest-randomly's shuffle and seeds fixed."""
+    option = config.option
+    if not _is_worker and getattr(option, "numprocesses", None) is not None:
+        option.numprocesses = 0
+        option.dist = "no"
+        option.tx = []
+    if getattr(option, "randomly_seed", None) in ("default", "last"):
+        option.randomly_seed = RANDOMLY_SEED
+    if getattr(option, "randomly_reorganize", None) is True:
+        option.randomly_reorganize = False
+
+
 def pytest_sessionstart(session):
     if _is_worker:
         return
     _emit({"kind": "session_start", "rootdir": str(session.config.rootpath)})
+    hook = sys.modules.get(_SHADOW_SITE)
+    if hook is not None and hook.redirected:
+        _emit({"kind": "redirected", "entries": list(hook.redirected)})
 
 
 def pytest_collectreport(report):
@@ -173,6 +194,9 @@ def pytest_runtest_logfinish(nodeid, location):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    hook = sys.modules.get(_SHADOW_SITE)
+    if hook is not None:
+        hook.record_real_imports()  # also at exit; here too in case the process is killed after the tests
     if _is_worker:
         return
     _emit({"kind": "session_finish", "exitstatus": int(exitstatus)})

@@ -23,10 +23,13 @@ import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from fixloop.errors import TestRunError
+from fixloop.errors import TestEnvironmentError, TestRunError
 from fixloop.processes import RUN_MARK_ENV, kill_marked
+from fixloop.pytest_runner import shadow_site
 from fixloop.pytest_runner.fold import FinishedProcess, fold_run, read_records
 from fixloop.pytest_runner.pytest_output import OUTPUT_CAP, read_text, tail_of
 from fixloop.pytest_runner.reaper import NOT_EXECUTABLE, NOT_FOUND
@@ -39,6 +42,23 @@ STACK_DUMP_WAIT = 0.3
 STACK_FILE = "stacks.txt"  # the plugin's faulthandler dump, next to the report
 _PLUGIN_SOURCE = Path(__file__).with_name("report_plugin.py")
 _REAPER = Path(__file__).with_name("reaper.py")
+_HOOK_SOURCE = Path(shadow_site.__file__)
+HOOK_MODULE = "fixloop_shadow_site"
+
+
+@dataclass(frozen=True)
+class ImportRedirect:
+    """A run in the shadow: imports bound for `real` (the user's tree) must land in `shadow`, and a run that
+    still imported the user's files is refused (TestEnvironmentError)."""
+
+    real: Path  # the user's repository top (or project folder), resolved
+    shadow: Path  # the same folder in the shadow
+
+    def top_for(self, shadow_root: Path, root: Path) -> Path:
+        """The top of the copy whose project root is `root` (the shadow's project root is `shadow_root`):
+        the gate's clean copy mirrors the shadow, so imports bound for `real` go to that copy instead."""
+        depth = len(shadow_root.relative_to(self.shadow).parts)
+        return root.parents[depth - 1] if depth else root
 
 
 class PytestRunner:
@@ -52,6 +72,9 @@ class PytestRunner:
         env: Mapping[str, str] | None = None,
         scratch: Path | None = None,
         confine_writes: Path | None = None,
+        *,
+        redirect: ImportRedirect | None = None,
+        missing_pytest: str = "",
     ) -> None:
         """`scratch`: where each run's temp, home and report folders go (the shadow's scratch area); a
         fresh system temp folder per run when None. `confine_writes`: the one folder the tests may write
@@ -65,6 +88,9 @@ class PytestRunner:
         self.scratch = Path(scratch) if scratch is not None else None
         self.confine_writes = Path(confine_writes) if confine_writes is not None else None
         self.seconds = 0.0  # wall time of every run so far (the run's figures)
+        self.redirect = redirect
+        self.missing_pytest = missing_pytest  # the one-line error when the interpreter has no pytest
+        self.redirected: tuple[str, ...] = ()  # what the startup hook moved into the shadow, last run
 
     async def run(self, test_ids: Sequence[str] = (), *, root: Path | None = None) -> TestRun:
         """Run the given node ids (the whole suite when empty); never writes into the project. `root`: run
@@ -107,6 +133,9 @@ class PytestRunner:
             workdir = Path(tempfile.mkdtemp(prefix="fixloop-pytest-"))
         try:
             shutil.copyfile(_PLUGIN_SOURCE, workdir / f"{PLUGIN_MODULE}.py")
+            if self.redirect is not None:
+                shutil.copyfile(_HOOK_SOURCE, workdir / f"{HOOK_MODULE}.py")
+                (workdir / "sitecustomize.py").write_text(shadow_site.SITECUSTOMIZE, encoding="utf-8")
             report_path = workdir / "report.jsonl"
             report_path.touch()
             return await self._run_in(workdir, report_path, test_ids, root)
@@ -136,7 +165,7 @@ class PytestRunner:
             *test_ids,
         ]  # fmt: skip
 
-    def _environment(self, workdir: Path, report_path: Path, mark: str) -> dict[str, str]:
+    def _environment(self, workdir: Path, report_path: Path, mark: str, root: Path) -> dict[str, str]:
         env = dict(os.environ)
         if self.env:
             env.update(self.env)
@@ -155,6 +184,11 @@ class PytestRunner:
         env.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(workdir / "hypothesis"))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(workdir), env.get("PYTHONPATH", "")) if p)
         env.pop("PYTEST_CURRENT_TEST", None)
+        for name in (shadow_site.REAL_ENV, shadow_site.SHADOW_ENV):
+            env.pop(name, None)
+        if self.redirect is not None:
+            env[shadow_site.REAL_ENV] = str(self.redirect.real)
+            env[shadow_site.SHADOW_ENV] = str(self.redirect.top_for(self.root, root))
         return env
 
     async def _run_in(self, workdir: Path, report_path: Path, test_ids: list[str], root: Path) -> TestRun:
@@ -167,7 +201,7 @@ class PytestRunner:
             proc = await asyncio.create_subprocess_exec(
                 *command,
                 cwd=root,
-                env=self._environment(workdir, report_path, mark),
+                env=self._environment(workdir, report_path, mark, root),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
@@ -209,7 +243,21 @@ class PytestRunner:
         )
         if not finished.session_started and not timed_out:
             self._raise_for_startup_failure(finished.output)
+        if self.redirect is not None:
+            self._check_imports(finished.records)
         return fold_run(root, self.timeout, test_ids, finished)
+
+    def _check_imports(self, records: list[dict[str, Any]]) -> None:
+        """Remember what the hook redirected; refuse a run that imported the user's real files."""
+        self.redirected = tuple(str(entry) for record in records if record.get("kind") == "redirected"
+                                for entry in record.get("entries") or ())
+        real: dict[str, str] = {}
+        for record in records:
+            if record.get("kind") == "real_imports":
+                for name, rel in record.get("modules") or ():
+                    real.setdefault(str(rel), str(name))
+        if real:
+            raise TestEnvironmentError(real_imports_message(real, self.command[0]))
 
     def _raise_for_startup_failure(self, output: str) -> None:
         if NOT_FOUND in output:
@@ -217,14 +265,25 @@ class PytestRunner:
         if NOT_EXECUTABLE in output:
             raise TestRunError(f"test command is not executable: {self.command[0]!r}: set testCommand")
         if re.search(r"No module named '?pytest'?(\s|$)", output):
-            raise TestRunError(f"pytest is not installed for {self.command[0]}: set testCommand")
+            raise TestRunError(self.missing_pytest or f"pytest is not installed for {self.command[0]}: "
+                               "set testCommand")
         if f"No module named '{PLUGIN_MODULE}'" in output or f"No module named {PLUGIN_MODULE}" in output:
             raise TestRunError("the test command does not pass PYTHONPATH to pytest: set testCommand")
 
 
+def real_imports_message(real: Mapping[str, str], python: str) -> str:
+    """The one line saying a shadow run tested the user's files (path -> module), and what to do."""
+    files = sorted(real)
+    named = ", ".join(f"{real[rel]} from {rel}" for rel in files[:3])
+    more = f" and {len(files) - 3} more" if len(files) > 3 else ""
+    return (f"the tests in the scratch copy imported your real files ({named}{more}) with {python}, so no "
+            "fix can be verified there: the environment, not the model, is at fault; see the README's "
+            "'Projects as they are set up' for the editable installs fixloop redirects")
+
+
 def _resolve_command(command: Sequence[str]) -> tuple[str, ...]:
     head, *rest = command
-    if head in ("python", "python3") and shutil.which(head) is None:
+    if head in ("python", "python3"):  # never a bare python from PATH; callers pass the project's interpreter
         head = sys.executable
     return (head, *rest)
 

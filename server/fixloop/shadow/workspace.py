@@ -45,6 +45,8 @@ class ShadowWorkspace:
         self.is_git = is_git
         self.run_id = run_id
         self._closed = False
+        self.real_top = original  # the user's tree the shadow mirrors: the repository's top, else the project
+        self.top = root  # the same folder in the shadow (imports bound for real_top are sent here)
         self._git_top: Path | None = None  # the shadow clone's top level (git projects)
         self._prefix = ""  # the project root's path inside its repository, '' or 'sub/dir/'
         self._snapshot: dict[str, tuple[int, int]] = {}  # non-git: rel -> (size, mtime_ns) after copying
@@ -98,6 +100,7 @@ class ShadowWorkspace:
         self._prefix = "" if prefix == "." else prefix + "/"
         top = self._container / "tree"
         self._git_top = top
+        self.real_top, self.top = toplevel, top
         self.root = top / self._prefix if self._prefix else top
         head = (
             git_text(toplevel, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
