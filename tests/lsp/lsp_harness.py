@@ -131,15 +131,21 @@ def make_client() -> LanguageClient:
 async def start(root: Path, env: dict[str, str],
                 capabilities: str | types.ClientCapabilities = "visual-studio-code",
                 init_options: Any = None, configuration: dict[str, Any] | None = None,
-                command: list[str] | None = None) -> LanguageClient:
+                command: list[str] | None = None, folders: list[Path] | None = None,
+                folder_configuration: dict[Path, dict[str, Any]] | None = None) -> LanguageClient:
+    """A client initialized on `root` (or on several workspace folders); `configuration` answers
+    workspace/configuration for every folder, `folder_configuration` for one folder (its scopeUri)."""
     config = ClientServerConfig(server_command=command or SERVER, client_factory=make_client, server_env=env)
     client: LanguageClient = await config.start()  # type: ignore[assignment]
     if configuration is not None:
         client.set_configuration(configuration)
+    for folder, value in (folder_configuration or {}).items():
+        client.set_configuration(value, scope_uri=uri(folder))
     caps = client_capabilities(capabilities) if isinstance(capabilities, str) else capabilities
+    folders = folders or [root]
     await asyncio.wait_for(client.initialize_session(types.InitializeParams(
         capabilities=caps, root_uri=uri(root),
-        workspace_folders=[types.WorkspaceFolder(uri=uri(root), name=root.name)],
+        workspace_folders=[types.WorkspaceFolder(uri=uri(folder), name=folder.name) for folder in folders],
         initialization_options=init_options)), TIMEOUT)
     return client
 

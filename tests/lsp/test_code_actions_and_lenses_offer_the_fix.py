@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lsp_harness import ADD_DEF, ADD_LINE, FIX, RUN_TESTS, TEST_FILE, command, open_document
+from lsp_harness import ADD_DEF, ADD_LINE, FIX, RUN_TESTS, TEST_FILE, command, open_document, uri
 from lsprotocol import types
 
 
@@ -34,7 +34,8 @@ async def test_quickfix_on_a_failing_test_diagnostic(lsp, project: Path) -> None
     assert action.title == "Fix failing test with fixloop"
     assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred
     assert action.command.command == FIX
-    assert list(action.command.arguments) == [{"testId": f"{TEST_FILE}::test_add", "uri": doc}]
+    assert list(action.command.arguments) == [{"testId": f"{TEST_FILE}::test_add", "uri": doc,
+                                             "root": uri(project)}]
 
 
 @pytest.mark.asyncio
@@ -43,7 +44,8 @@ async def test_fix_this_test_under_the_cursor(lsp, project: Path) -> None:
     doc = open_document(client, project, TEST_FILE)
     (action,) = await actions(client, doc, 13)  # inside test_mul (parametrized)
     assert action.title == "Fix this test with fixloop"
-    assert list(action.command.arguments) == [{"testId": f"{TEST_FILE}::test_mul", "uri": doc}]
+    assert list(action.command.arguments) == [{"testId": f"{TEST_FILE}::test_mul", "uri": doc,
+                                             "root": uri(project)}]
     assert await actions(client, doc, 0) == []  # not inside a test
     assert await actions(client, doc, 13, only=[types.CodeActionKind.QuickFix]) == []
     assert len(await actions(client, doc, 13, only=[types.CodeActionKind.Refactor])) == 1

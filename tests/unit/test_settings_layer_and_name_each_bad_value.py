@@ -112,3 +112,20 @@ def test_environment_variables_fill_their_settings(tmp_path: Path):
             settings.test_timeout) == ("m", "http://openai/v1", "text", 9, 2, 5.0)
     both = SettingsSources(tmp_path, env={**env, "FIXLOOP_BASE_URL": "http://mine/v1"}).resolve()[0]
     assert both.base_url == "http://mine/v1"
+
+
+def test_each_workspace_folder_has_its_own_client_settings(tmp_path: Path):
+    """workspace/configuration answers per folder; the python of initializationOptions (picked for the
+    first folder) is not inherited by a folder that answered for itself."""
+    from fixloop.lsp.settings import SettingsState
+
+    state = SettingsState()
+    state.init_options = {"python": "/first/.venv/bin/python", "maxSteps": 7}
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta"
+    state.folder_config = {alpha: {"model": "for-alpha"}, beta: {"model": "for-beta", "python": "/b/python"}}
+    settings_alpha, _ = state.resolve(alpha)
+    settings_beta, _ = state.resolve(beta)
+    assert (settings_alpha.model, settings_alpha.python, settings_alpha.max_steps) == ("for-alpha", "", 7)
+    assert (settings_beta.model, settings_beta.python) == ("for-beta", "/b/python")
+    unanswered, _ = state.resolve(tmp_path / "gamma")
+    assert unanswered.python == "/first/.venv/bin/python"

@@ -10,7 +10,9 @@ CANCEL = "fixloop.server.cancel"
 ALL = (FIX_FAILING_TEST, RUN_TESTS, CANCEL)
 
 
-def fix_command(test_id: str, uri: str, title: str | None = None) -> types.Command:
-    """The fixFailingTest call for one test; the uri picks the workspace folder in a multi-root setup."""
+def fix_command(test_id: str, uri: str, title: str | None = None, root: str | None = None) -> types.Command:
+    """The fixFailingTest call for one test; `root` (the workspace folder's URI) and the uri pick the folder
+    in a multi-root setup."""
+    arguments = {"testId": test_id, "uri": uri, **({"root": root} if root else {})}
     return types.Command(title=title or f"Fix {test_id} with fixloop", command=FIX_FAILING_TEST,
-                         arguments=[{"testId": test_id, "uri": uri}])
+                         arguments=[arguments])

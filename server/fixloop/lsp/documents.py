@@ -39,6 +39,21 @@ def root_of(ls: LanguageServer, path: Path) -> Path:
     return max(holding, key=lambda root: len(root.parts))
 
 
+def folder_of(ls: LanguageServer, uri: str) -> Path:
+    """The workspace folder a command's `root` names; anything else is an error."""
+    path = path_of(uri)
+    if path not in workspace_roots(ls):
+        raise PathError(f"root {uri} is not a workspace folder: send one of the open folders' URIs")
+    return path
+
+
+def inside(root: Path, path: Path) -> Path:
+    """`root`, when `path` lies in it; a file of another folder is an error."""
+    if path != root and root not in path.parents:
+        raise PathError(f"{path} is not in the workspace folder {root}")
+    return root
+
+
 def relpath(root: Path, path: Path) -> str:
     return path.relative_to(root).as_posix()
 

@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -15,6 +16,7 @@ from fixloop.config import Settings
 from fixloop.errors import FixloopError, NothingToFix
 from fixloop.events import Done, Event, Thought, ThoughtDelta
 from fixloop.lsp.apply_edit import propose
+from fixloop.lsp.client_settings import folder_settings
 from fixloop.lsp.diagnostic_runs import first_failing
 from fixloop.lsp.documents import relpath, unsaved_buffers
 from fixloop.lsp.errors import UnsupportedClient, error_detail
@@ -23,6 +25,7 @@ from fixloop.lsp.progress import FixProgress, one_line, short_line, trace_line
 from fixloop.lsp.runs import ActiveRun
 from fixloop.lsp.server import FixloopServer, FixRunLike
 from fixloop.lsp.workspace_edit import EditCapabilities
+from fixloop.project_root import locate
 from fixloop.result import FixError, FixResult, FixStatus
 
 log = logging.getLogger(__name__)
@@ -45,6 +48,7 @@ class FixSession:
         self.progress: FixProgress | None = None
         self.run_id = uuid.uuid4().hex[:12]
         self.test_ids: tuple[str, ...] = ()
+        self.root: Path | None = None  # the workspace folder the tests belong to
         self.label = "fixloop"
         self.started = time.monotonic()
         self._delta = ""
@@ -90,10 +94,9 @@ class FixSession:
 
     async def _prepare(self, target: FixTarget) -> Settings:
         """Settings, progress and the test ids (a file's first failing test is found by running it)."""
-        await self.ls.settings.ready()
-        settings, errors = self.ls.settings.resolve(target.root)
-        for error in errors:
-            self.ls.show(f"fixloop: {error} (using the default)", types.MessageType.Warning)
+        self.root = target.root
+        settings, errors = await folder_settings(self.ls, target.root)
+        self._warn(errors)
         self.test_ids, self.label = target.test_ids, target.label
         self.progress = await FixProgress.open(self.ls, self.client_token, title=self.label,
                                                message="starting", max_steps=settings.max_steps)
@@ -104,8 +107,16 @@ class FixSession:
             if found is None:
                 raise NothingToFix(f"no failing test in {relpath(target.root, target.file)}")
             self.test_ids, self.label = (found,), f"fixloop: fix {found}"
+        project = await asyncio.to_thread(locate, target.root, self.test_ids)
+        if project.root != target.root:  # a monorepo package: its own [tool.fixloop] counts too
+            settings, errors = await folder_settings(self.ls, target.root, project.root)
+            self._warn(errors)
         settings.require_model()
         return settings
+
+    def _warn(self, errors: list[str]) -> None:
+        for error in errors:
+            self.ls.show(f"fixloop: {error} (using the default)", types.MessageType.Warning)
 
     def _make_run(self, target: FixTarget, settings: Settings) -> FixRunLike:
         from fixloop.engine import FixRequest, FixRun  # the engine loads with the first fix
@@ -117,7 +128,7 @@ class FixSession:
 
     async def _execute(self, fix_run: FixRunLike) -> FixResult:
         self.run_id = fix_run.run_id
-        self.ls.runs.claim(ActiveRun(self.run_id, self.test_ids, self.cancel))
+        self.ls.runs.claim(ActiveRun(self.run_id, self.test_ids, self.cancel, self.root))
         try:
             self.ls.trace(f"fixloop run {self.run_id}: fixing {', '.join(self.test_ids)}",
                           types.MessageType.Info)

@@ -10,11 +10,11 @@ from typing import Any
 from pygls.lsp.server import LanguageServer
 
 from fixloop.errors import PathError, TestRunError
-from fixloop.lsp.documents import default_root, document_text, path_of, relpath, root_of
+from fixloop.lsp.documents import default_root, document_text, folder_of, inside, path_of, relpath, root_of
 from fixloop.lsp.errors import BadArguments
 from fixloop.pytest_runner import locate
 
-USAGE = ('fixFailingTest takes one object: {"testId": "tests/test_x.py::test_y"} '
+USAGE = ('fixFailingTest takes one object: {"testId": "tests/test_x.py::test_y", "root"?: "file:///folder"} '
          'or {"uri": "file:///…", "position": {"line": 0, "character": 0}}')
 
 
@@ -26,6 +26,7 @@ class FixArgs:
     uri: str | None = None
     line: int | None = None  # 0-based, as LSP sends it
     character: int = 0
+    root: str | None = None  # the workspace folder's URI (CONTRACT: `root`); else the first folder
 
     @classmethod
     def parse(cls, args: tuple[Any, ...]) -> FixArgs:
@@ -37,6 +38,9 @@ class FixArgs:
             raise BadArguments(f"testId must be a pytest node id like tests/t.py::test_y, got {test_id!r}")
         if uri is not None and not isinstance(uri, str):
             raise BadArguments(f"uri must be a string, got {uri!r}")
+        root = raw.get("root")
+        if root is not None and not isinstance(root, str):
+            raise BadArguments(f"root must be a workspace folder's URI, got {root!r}")
         if test_id is None and uri is None:
             raise BadArguments("fixFailingTest needs a testId or a uri")
         line: int | None = None
@@ -47,7 +51,7 @@ class FixArgs:
                 raise BadArguments(f"position must be {{line, character}} with line >= 0, got {position!r}")
             line = position["line"]
             character = position.get("character") if isinstance(position.get("character"), int) else 0
-        return cls(test_id=test_id, uri=uri, line=line, character=character)
+        return cls(test_id=test_id, uri=uri, line=line, character=character, root=root)
 
 
 @dataclass(frozen=True)
@@ -68,11 +72,12 @@ class FixTarget:
 def resolve_target(ls: LanguageServer, args: tuple[Any, ...]) -> FixTarget:
     """The request's target; every bad argument, unknown file or position outside a test is an error here."""
     fix = FixArgs.parse(args)
+    folder = folder_of(ls, fix.root) if fix.root is not None else None
     if fix.uri is not None:
         path: Path | None = path_of(fix.uri)
-        root = root_of(ls, path)
+        root = root_of(ls, path) if folder is None else inside(folder, path)
     else:
-        path, root = None, default_root(ls)
+        path, root = None, folder or default_root(ls)
     test_ids: tuple[str, ...] = ()
     if fix.test_id is not None:
         test_ids = (fix.test_id,)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from fixloop.lsp.errors import AlreadyRunning
 
@@ -15,16 +16,19 @@ class ActiveRun:
     run_id: str
     test_ids: tuple[str, ...]
     cancel: Callable[[], None]
+    root: Path | None = None  # the workspace folder: the same test id in two folders is two tests
 
 
 class RunRegistry:
-    """Active runs by run id; a test id belongs to at most one run."""
+    """Active runs by run id; a test (workspace folder and id) belongs to at most one run."""
 
     def __init__(self) -> None:
         self._runs: dict[str, ActiveRun] = {}
 
     def claim(self, run: ActiveRun) -> None:
         for other in self._runs.values():
+            if other.root != run.root:
+                continue
             busy = sorted(set(other.test_ids) & set(run.test_ids))
             if busy:
                 raise AlreadyRunning(

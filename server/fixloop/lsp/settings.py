@@ -1,4 +1,9 @@
-"""Settings handling: initializationOptions + workspace/configuration layered over the engine's sources."""
+"""Settings handling: initializationOptions + workspace/configuration layered over the engine's sources.
+
+Settings belong to a workspace folder: the client answers `workspace/configuration` once per folder (its
+`scopeUri`), and a folder's answer wins over settings pushed for all. The `python` of initializationOptions
+was picked for one folder, so a folder that answered for itself does not inherit it.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +35,9 @@ class SettingsState:
 
     def __init__(self) -> None:
         self.init_options: Any = None
-        self.client_config: Any = None
+        self.client_config: Any = None  # pushed with didChangeConfiguration, or asked without a folder
+        self.folder_config: dict[Path, Any] = {}  # each workspace folder's workspace/configuration answer
+        self.asked: set[Path] = set()  # folders whose configuration was asked for (answered or not)
         self._reported: set[str] = set()
         self._loaded: asyncio.Future[None] | None = None
 
@@ -48,9 +55,15 @@ class SettingsState:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._loaded), CONFIGURATION_WAIT)
 
-    def resolve(self, root: Path) -> tuple[Settings, list[str]]:
-        """Settings for `root` and the errors not reported before (each bad setting is shown once)."""
-        sources = SettingsSources(root, dict(os.environ), self.init_options, self.client_config)
+    def resolve(self, root: Path, project: Path | None = None) -> tuple[Settings, list[str]]:
+        """Settings for the workspace folder `root` (and the test's `project` below it, whose
+        [tool.fixloop] is read too) and the errors not reported before (each bad setting is shown once)."""
+        init_options, client_config = self.init_options, self.client_config
+        if root in self.folder_config:
+            client_config = self.folder_config[root]
+            if isinstance(init_options, Mapping) and "python" in init_options:
+                init_options = {key: value for key, value in init_options.items() if key != "python"}
+        sources = SettingsSources(root, dict(os.environ), init_options, client_config, project=project)
         settings, errors = sources.resolve()
         fresh = [error for error in errors if error not in self._reported]
         self._reported.update(fresh)

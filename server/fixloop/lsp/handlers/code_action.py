@@ -9,7 +9,7 @@ from lsprotocol import types
 from fixloop.errors import FixloopError
 from fixloop.lsp.commands import fix_command
 from fixloop.lsp.diagnostics import CODE, SOURCE
-from fixloop.lsp.documents import path_of, root_of
+from fixloop.lsp.documents import path_of, root_of, uri_of
 from fixloop.lsp.fix_target import test_id_under_cursor
 from fixloop.lsp.server import FixloopServer
 
@@ -29,16 +29,24 @@ def handle(ls: FixloopServer, params: types.CodeActionParams) -> list[types.Code
     only = [str(getattr(k, "value", k)) for k in params.context.only] if params.context.only else None
     actions: list[types.CodeAction] = []
     if wanted(types.CodeActionKind.QuickFix.value, only):
-        actions += _quickfixes(params)
+        actions += _quickfixes(ls, params)
     if wanted(FIX_THIS_TEST.value, only):
         offered = {action.command.arguments[0]["testId"] for action in actions if action.command}
         actions += _fix_this_test(ls, params, offered)
     return actions
 
 
-def _quickfixes(params: types.CodeActionParams) -> list[types.CodeAction]:
+def _folder_uri(ls: FixloopServer, doc: str) -> str | None:
+    try:
+        return uri_of(root_of(ls, path_of(doc)), "")
+    except FixloopError:
+        return None
+
+
+def _quickfixes(ls: FixloopServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     actions: list[types.CodeAction] = []
     offered: set[str] = set()
+    root = _folder_uri(ls, params.text_document.uri)
     for diagnostic in params.context.diagnostics:
         data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
         test_id = data.get("testId")
@@ -50,7 +58,7 @@ def _quickfixes(params: types.CodeActionParams) -> list[types.CodeAction]:
         actions.append(types.CodeAction(
             title="Fix failing test with fixloop", kind=types.CodeActionKind.QuickFix,
             diagnostics=[diagnostic], is_preferred=True,
-            command=fix_command(test_id, params.text_document.uri)))
+            command=fix_command(test_id, params.text_document.uri, root=root)))
     return actions
 
 
@@ -66,4 +74,4 @@ def _fix_this_test(ls: FixloopServer, params: types.CodeActionParams,
     if test_id in offered:
         return []
     return [types.CodeAction(title="Fix this test with fixloop", kind=FIX_THIS_TEST,
-                             command=fix_command(test_id, doc))]
+                             command=fix_command(test_id, doc, root=uri_of(root, "")))]

@@ -6,7 +6,7 @@ from lsprotocol import types
 
 from fixloop.errors import FixloopError
 from fixloop.lsp.commands import fix_command
-from fixloop.lsp.documents import document_text, path_of, relpath, root_of
+from fixloop.lsp.documents import document_text, path_of, relpath, root_of, uri_of
 from fixloop.lsp.server import FixloopServer
 from fixloop.pytest_runner import locate
 
@@ -39,7 +39,7 @@ def handle(ls: FixloopServer, params: types.CodeLensParams) -> list[types.CodeLe
         line = lines.get(suffix, failure.line)
         params_part = failure.test_id[len(failure.test_id.split("[", 1)[0]):]
         title = f"fixloop: fix failing test{' ' + params_part if params_part else ''}"
-        command = fix_command(failure.test_id, params.text_document.uri, title)
+        command = fix_command(failure.test_id, params.text_document.uri, title, root=uri_of(root, ""))
         position = types.Position(line=max(0, line - 1), character=0)
         lenses.append(types.CodeLens(range=types.Range(start=position, end=position), command=command))
     return lenses

@@ -15,6 +15,8 @@ async def handle(ls: FixloopServer, params: types.DidChangeConfigurationParams) 
     pushed = params.settings
     if isinstance(pushed, dict) and SECTION in pushed:
         ls.settings.client_config = unwrap(pushed)
+        ls.settings.folder_config.clear()  # asked again per folder when next used
+        ls.settings.asked.clear()
     else:
         await pull_configuration(ls)
     report_settings(ls)
