@@ -91,6 +91,8 @@ def choose_interpreter(project: Path, workspace: Path | None = None, *, test_com
     project = project.resolve()
     workspace = workspace.resolve() if workspace is not None else project
     command = tuple(test_command)
+    if command[1:] == PYTEST_ARGS and command[0] in ("python", "python3"):
+        command = ()  # the old default (and VS Code's default value): the same as no testCommand
     if command and not is_bare_python(command[0]):
         head = _command_head(command[0], project, workspace)
         return TestInterpreter((head, *command[1:]), "the testCommand setting", None,

@@ -86,6 +86,8 @@ def test_a_bare_python_in_the_test_command_means_the_projects_interpreter(tmp_pa
     chosen = choose(tmp_path, test_command=("python", "-m", "pytest", "-x"))
     assert chosen.command == (str(python), "-m", "pytest", "-x")
     assert chosen.reason == "the project's .venv (testCommand's 'python')"
+    default = choose(tmp_path, test_command=("python", "-m", "pytest"))  # VS Code's default value
+    assert (default.command, default.reason) == ((str(python), "-m", "pytest"), "the project's .venv")
 
 
 def test_an_activated_environment_comes_after_the_projects_own(tmp_path: Path) -> None:
