@@ -107,6 +107,15 @@ TRAP_FILES = {
                 file.write("x")
 
 
+        def test_plants_a_git_filter_for_fixloops_own_git():
+            outside = os.path.join(os.path.dirname(_users_repository()), "outside")
+            with open(".git/config", "a") as file:
+                file.write(f'[filter "evil"]\\n\\tclean = touch {{outside}}/FILTER_RAN && cat\\n')
+            os.makedirs(".git/info", exist_ok=True)
+            with open(".git/info/attributes", "w") as file:
+                file.write("* filter=evil\\n")
+
+
         def test_deletes_and_writes_outside():
             outside = os.path.join(os.path.dirname(_users_repository()), "outside")
             os.remove(os.path.join(outside, "victim", "keep.txt"))
@@ -117,7 +126,8 @@ TRAP_FILES = {
 HOSTILE = ["test_daemon_in_a_new_session", "test_daemon_with_an_empty_environment", "test_double_fork",
            "test_a_child_that_ignores_sigterm", "test_kills_its_parent_after_starting_a_daemon",
            "test_kills_its_whole_group_after_starting_a_daemon", "test_writes_to_home_and_temp",
-           "test_uses_tmp_path", "test_reads_the_users_ssh_key", "test_prints_terminal_escapes", "test_hangs"]
+           "test_uses_tmp_path", "test_reads_the_users_ssh_key", "test_prints_terminal_escapes", "test_hangs",
+           "test_plants_a_git_filter_for_fixloops_own_git"]
 
 
 async def test_hostile_tests_leave_no_process_and_no_file(trap, scripted_model):

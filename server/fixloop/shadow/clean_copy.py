@@ -33,6 +33,7 @@ def make_clean_copy(shadow: ShadowWorkspace, changes: list[FileChange]) -> Path:
     target = shadow.container / f"verify-{next(_numbers)}"
     top = shadow.git_top
     if top is not None:
+        shadow.guard_git()
         git(top, "-c", "checkout.workers=0", "worktree", "add", "--quiet", "--detach", "--force", str(target),
             "HEAD", shadow=True)  # fmt: skip
         root = target / shadow.prefix if shadow.prefix else target

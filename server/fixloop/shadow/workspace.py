@@ -51,6 +51,7 @@ class ShadowWorkspace:
         self._prefix = ""  # the project root's path inside its repository, '' or 'sub/dir/'
         self._snapshot: dict[str, tuple[int, int]] = {}  # non-git: rel -> (size, mtime_ns) after copying
         self._overlays: dict[str, str] = {}
+        self._git_config = b""  # the shadow clone's .git/config as fixloop wrote it
 
     # -- creation ---------------------------------------------------------------------------------
 
@@ -162,6 +163,21 @@ class ShadowWorkspace:
             pathspec.unlink()
         git(top, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "fixloop baseline", shadow=True)
         self.root.mkdir(parents=True, exist_ok=True)
+        self._git_config = (top / ".git" / "config").read_bytes()
+
+    def guard_git(self) -> None:
+        """Undo what tests may have done to the shadow clone's git folder before fixloop runs git there:
+        its config is put back as it was made (a planted `filter.*.clean` or `core.worktree` would make
+        fixloop's own git run commands or look elsewhere), and redirections git honours are removed."""
+        if self._git_top is None:
+            return
+        git_dir = self._git_top / ".git"
+        if git_dir.is_symlink() or not git_dir.is_dir():
+            raise ShadowError("a test replaced the scratch copy's .git folder; the run cannot go on safely")
+        (git_dir / "config").write_bytes(self._git_config)
+        for planted in ("commondir", "info/attributes", "config.worktree"):
+            with contextlib.suppress(FileNotFoundError):
+                (git_dir / planted).unlink()
 
     def _in_environment(self, toplevel: Path, rel: str) -> bool:
         if in_skipped_dir(rel):
@@ -224,6 +240,7 @@ class ShadowWorkspace:
 
     def _git_changes(self) -> list[FileChange]:
         assert self._git_top is not None
+        self.guard_git()
         top = self._git_top
         status = git(
             self.root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
