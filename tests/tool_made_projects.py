@@ -536,10 +536,40 @@ def multi_root(b: ProjectBuilder, root: Path) -> ToolMadeProject:
                            settings={"python": str(python)})
 
 
+def setuptools_scm(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """setuptools-scm writes the package's version file at install time; git ignores it and the package
+    imports it, so the shadow needs it although the repository does not hold it."""
+    write(root, {"pyproject.toml": '''
+        [build-system]
+        requires = ["setuptools>=64", "setuptools-scm>=8"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "textstats"
+        dynamic = ["version"]
+
+        [tool.setuptools_scm]
+        version_file = "src/textstats/_version.py"
+
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+        ''', ".gitignore": GITIGNORE + "src/textstats/_version.py\n"})
+    library(root, "src/textstats", "textstats")
+    init = root / "src/textstats/__init__.py"
+    init.write_text(init.read_text() + "from textstats._version import version as __version__\n")
+    b.git_commit(root)  # setuptools-scm reads the version from git
+    python = b.venv(root / ".venv")
+    b.pip(python, "pytest", "-e", ".", cwd=root)
+    assert (root / "src/textstats/_version.py").is_file()
+    return ToolMadeProject("setuptools_scm", root, root, f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+
+
 BUILDERS: dict[str, Callable[[ProjectBuilder, Path], ToolMadeProject]] = {
     "setuptools_src": setuptools_src,
     "setuptools_compat": setuptools_compat,
     "setuptools_namespace": setuptools_namespace,
+    "setuptools_scm": setuptools_scm,
     "hatchling_src": hatchling_src,
     "hatchling_exact": hatchling_exact,
     "flit_module": flit_module,

@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from fixloop.build_files import build_written_files
 from fixloop.errors import ShadowError
 from fixloop.project import in_skipped_dir, is_cache_path, is_environment, walk
 from fixloop.result import FileChange
@@ -148,6 +149,7 @@ class ShadowWorkspace:
             elif target.is_symlink() or target.is_file():
                 target.unlink()
             touched.append(rel)
+        touched += self._copy_build_written_files()
         for rel, text in overlays.items():
             target = self.root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -178,6 +180,17 @@ class ShadowWorkspace:
         for planted in ("commondir", "info/attributes", "config.worktree"):
             with contextlib.suppress(FileNotFoundError):
                 (git_dir / planted).unlink()
+
+    def _copy_build_written_files(self) -> list[str]:
+        """The version files the build wrote (git ignores them, the package imports them); their paths."""
+        copied = []
+        for rel in build_written_files(self.original):
+            for candidate in (rel, f"src/{rel}"):  # pdm writes relative to the package folder
+                source, target = self.original / candidate, self.root / candidate
+                if source.is_file() and not source.is_symlink() and not target.exists():
+                    copy_entry(source, target)
+                    copied.append(self._prefix + candidate)
+        return copied
 
     def _in_environment(self, toplevel: Path, rel: str) -> bool:
         if in_skipped_dir(rel):
