@@ -184,7 +184,7 @@ class ProjectBuilder:
             if folder.exists():
                 shutil.rmtree(folder)
             folder.mkdir(parents=True)
-            self.built[name] = BUILDERS[name](self, folder)
+            self.built[name] = {**BUILDERS, **PITFALLS}[name](self, folder)
         return self.built[name]
 
 
@@ -595,3 +595,27 @@ def fix_turns(made: ToolMadeProject) -> list[dict[str, object]]:
         {"content": "The test passes.",
          "tool_calls": [{"name": "submit", "arguments": {"summary": "words() splits on any whitespace"}}]},
     ]
+
+
+def installed_copy(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """`pip install .` without -e: the tests import an installed copy, which no fix to src/ can reach."""
+    write(root, {"pyproject.toml": '''
+        [build-system]
+        requires = ["setuptools>=64"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "textstats"
+        version = "0.1.0"
+        ''', ".gitignore": GITIGNORE})
+    library(root, "src/textstats", "textstats")
+    python = b.venv(root / ".venv")
+    b.pip(python, "pytest", ".", cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("installed_copy", root, root, f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+
+
+PITFALLS: dict[str, Callable[[ProjectBuilder, Path], ToolMadeProject]] = {
+    "installed_copy": installed_copy,  # set-ups fixloop cannot fix, and says why
+}

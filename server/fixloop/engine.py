@@ -27,7 +27,7 @@ from fixloop.events import Done, Event, Notice
 from fixloop.interpreter import find_interpreter
 from fixloop.model.client import ChatModel
 from fixloop.model.warm_up import is_local_endpoint, settle, start_warm_up
-from fixloop.project_root import ProjectTarget, locate
+from fixloop.project_root import ProjectTarget, installed_copies, locate
 from fixloop.pytest_runner import PytestRunner
 from fixloop.pytest_runner.runner import ImportRedirect
 from fixloop.result import FileChange, FixResult, FixStatus
@@ -138,6 +138,17 @@ class FixRun:
     def cancelled_result(self) -> FixResult:
         return self._result("cancelled", "cancelled")
 
+    async def _say_where_imports_come_from(self, runner: PytestRunner, shadow: ShadowWorkspace) -> None:
+        """After the baseline: what the startup hook redirected, and project packages the tests import from
+        an installed copy (no fix can reach those)."""
+        if runner.redirected:
+            self.emit(Notice("imports of your project redirected into the shadow: "
+                             + ", ".join(runner.redirected[:5]), 0, "imports"))
+        for name, path, ours in await asyncio.to_thread(installed_copies, runner.installed, shadow.root):
+            self.emit(Notice(f"the tests import {name} from an installed copy ({path}), not from {ours}: "
+                             "a fix there will not reach them; install the project editable "
+                             "(pip install -e .)", 0, "imports"))
+
     async def _create_shadow(self, target: ProjectTarget) -> ShadowWorkspace:
         """The shadow copy; a cancel during the copy waits for the copying thread and removes its work."""
         overlays = {rel: text for path, text in self.request.overlays.items()
@@ -193,9 +204,7 @@ class FixRun:
                 missing_pytest=interpreter.missing_pytest(request.root))
             self.emit(Notice("running the target tests to record the baseline", 0, "baseline"))
             baseline = await record_baseline(runner, test_ids)
-            if runner.redirected:
-                self.emit(Notice("imports of your project redirected into the shadow: "
-                                 + ", ".join(runner.redirected[:5]), 0, "imports"))
+            await self._say_where_imports_come_from(runner, shadow)
             failing = [t for t in test_ids if t not in baseline.passing]
             self.emit(Notice(f"baseline: {len(failing)} target test(s) failing, "
                              f"{len(baseline.passing)} test(s) passing", 0, "baseline"))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from fixloop.errors import PathError
+from fixloop.project import is_test_path, python_files
 
 ALWAYS_CONFIG = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml")
 PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini")
@@ -99,3 +100,31 @@ def locate(workspace: Path, test_ids: Sequence[str]) -> ProjectTarget:
         return ProjectTarget(workspace, workspace, ())
     ((root, ids),) = roots.items()
     return ProjectTarget(workspace, root, tuple(ids))
+
+
+def top_level_modules(root: Path) -> dict[str, str]:
+    """name -> file of the project's importable top-level modules and packages (a module or package
+    whose folder is not itself a package: `src/pkg/__init__.py` -> pkg), tests left out."""
+    files = python_files(root)
+    present = set(files)
+    found: dict[str, str] = {}
+    for rel in files:
+        path = PurePosixPath(rel)
+        if is_test_path(rel) or path.name in ("setup.py", "noxfile.py"):
+            continue
+        if path.name == "__init__.py":
+            package = path.parent
+            if package.parts and (package.parent / "__init__.py").as_posix() not in present:
+                found.setdefault(package.name, package.as_posix())
+        elif (path.parent / "__init__.py").as_posix() not in present:
+            found.setdefault(path.stem, rel)
+    return found
+
+
+def installed_copies(installed: dict[str, str], root: Path) -> list[tuple[str, str, str]]:
+    """(name, installed path, project path) of each project package the tests loaded from an installed
+    copy (a `pip install .` without -e): a fix to the project's files never reaches those tests."""
+    if not installed:
+        return []
+    ours = top_level_modules(root)
+    return [(name, path, ours[name]) for name, path in sorted(installed.items()) if name in ours]

@@ -92,3 +92,12 @@ def test_a_project_interpreter_without_pytest_is_one_line_naming_it_and_the_inst
     assert done.stderr.strip().splitlines()[-1] == (
         "fixloop: pytest is not installed in .venv/bin/python (the project's .venv): install it with "
         f"`{root / '.venv/bin/python'} -m pip install pytest`")
+
+
+def test_tests_that_import_an_installed_copy_are_named_as_the_reason(tool_made, scripted_model) -> None:
+    made = tool_made.get("installed_copy")
+    done = fixloop_fix(made, base_url=scripted_model(fix_turns(made)).base_url)
+    assert done.returncode == 1, done.stderr[-3000:]
+    said = " ".join(done.stderr.split())  # the live view wraps long lines
+    assert "the tests import textstats from an installed copy (" in said
+    assert "not from src/textstats: a fix there will not reach them; install the project editable" in said

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fixloop.errors import PathError
-from fixloop.project_root import locate, project_root
+from fixloop.project_root import locate, project_root, top_level_modules
 from support import write_project
 
 
@@ -60,3 +60,9 @@ def test_tests_of_two_projects_are_refused_in_one_run(tmp_path: Path) -> None:
                              "b/pytest.ini": "[pytest]\n", "b/test_b.py": ""})
     with pytest.raises(PathError, match=r"^the tests belong to different projects \(a, b\): fix one"):
         locate(tmp_path, ["a/test_a.py::test_x", "b/test_b.py::test_y"])
+
+
+def test_the_projects_top_level_modules_are_the_names_it_can_be_imported_as(tmp_path: Path) -> None:
+    write_project(tmp_path, {"src/pkg/__init__.py": "", "src/pkg/sub/__init__.py": "", "src/pkg/attr.py": "",
+                             "lib/tool.py": "", "setup.py": "", "tests/requests.py": "", "conftest.py": ""})
+    assert top_level_modules(tmp_path) == {"pkg": "src/pkg", "tool": "lib/tool.py"}

@@ -199,4 +199,6 @@ def pytest_sessionfinish(session, exitstatus):
         hook.record_real_imports()  # also at exit; here too in case the process is killed after the tests
     if _is_worker:
         return
+    if hook is not None:
+        _emit({"kind": "installed", "modules": hook.installed_packages()[:500]})
     _emit({"kind": "session_finish", "exitstatus": int(exitstatus)})

@@ -91,6 +91,7 @@ class PytestRunner:
         self.redirect = redirect
         self.missing_pytest = missing_pytest  # the one-line error when the interpreter has no pytest
         self.redirected: tuple[str, ...] = ()  # what the startup hook moved into the shadow, last run
+        self.installed: dict[str, str] = {}  # top-level modules the last run loaded from site-packages
 
     async def run(self, test_ids: Sequence[str] = (), *, root: Path | None = None) -> TestRun:
         """Run the given node ids (the whole suite when empty); never writes into the project. `root`: run
@@ -251,6 +252,8 @@ class PytestRunner:
         """Remember what the hook redirected; refuse a run that imported the user's real files."""
         self.redirected = tuple(str(entry) for record in records if record.get("kind") == "redirected"
                                 for entry in record.get("entries") or ())
+        self.installed = {str(name): str(path) for record in records if record.get("kind") == "installed"
+                          for name, path in record.get("modules") or ()}
         real: dict[str, str] = {}
         for record in records:
             if record.get("kind") == "real_imports":

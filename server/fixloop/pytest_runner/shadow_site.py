@@ -152,6 +152,20 @@ def real_imports():
     return sorted(found)
 
 
+def installed_packages():
+    """(name, folder or file) of each top-level module loaded from an environment (site-packages)."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if "." in name or not isinstance(file, str) or not os.path.isabs(file):
+            continue
+        path = _norm(file)
+        parts = path.split(os.sep)
+        if "site-packages" in parts or "dist-packages" in parts:
+            found.append([name, os.path.dirname(file) if file.endswith("__init__.py") else file])
+    return sorted(found)
+
+
 def record_real_imports():
     """Append this process's real imports to the report (at exit, and from the plugin at session end)."""
     path = os.environ.get(REPORT_ENV)
