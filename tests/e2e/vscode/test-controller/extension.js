@@ -3,9 +3,11 @@
 // Item ids are opaque (not node ids), so fixloop must derive the node id from the labels.
 const vscode = require('vscode');
 
-function activate(context) {
+async function activate(context) {
   const folder = vscode.workspace.workspaceFolders && vscode.workspace.workspaceFolders[0];
-  if (!folder) {
+  // only in the projects of the tests that ask for it (a marker file), so the others see no test results
+  const marker = folder && vscode.Uri.joinPath(folder.uri, '.e2e-test-controller');
+  if (!marker || !(await vscode.workspace.fs.stat(marker).then(() => true, () => false))) {
     return;
   }
   const controller = vscode.tests.createTestController('fixloop-e2e-tests', 'e2e tests');
