@@ -20,6 +20,9 @@ from typing import Any
 from fixloop.errors import ConfigError
 
 PROTOCOLS = ("auto", "tools", "text")
+STRATEGIES = ("react", "sample")
+EDIT_FORMS = ("code", "tools")
+LOCALIZE = ("auto", "off")
 OPENAI_API = "https://api.openai.com/v1"
 # Keys the editors send for themselves (the VS Code extension's own settings); accepted without an
 # "unknown setting" warning.
@@ -128,6 +131,21 @@ class Settings:
     compact_tools: bool = setting(False, _flag)  # one-line tool schemas (always on for the local model)
     local_threads: int = setting(0, _whole(0))
     local_context: int = setting(16384, _whole(1))
+    context_chars: int = setting(48_000, _whole(2000))  # the conversation's budget (older output shrinks)
+    warm_start_chars: int = setting(6000, _whole(0))  # what the first prompt may gather
+    # The search around the model (README "Strategies"); a model's profile fills what is not set.
+    strategy: str = setting("react", _one_of(*STRATEGIES), env=("FIXLOOP_STRATEGY",))
+    edit_form: str = setting("tools", _one_of(*EDIT_FORMS), env=("FIXLOOP_EDIT_FORM",))
+    samples: int = setting(6, _whole(0), env=("FIXLOOP_SAMPLES",))  # N candidates a round; 0: no sampling
+    sample_parallel: int = setting(2, _whole(1))  # M candidates validated at a time
+    sample_temperature: float = setting(0.8, _number(zero=False))
+    # sampling rounds after a rejected or repeated attempt (0: none; known model families get some)
+    sample_rounds: int = setting(0, _whole(0), env=("FIXLOOP_SAMPLE_ROUNDS",))
+    sample_seconds: float = setting(900.0, _number(zero=False))  # one round's time budget
+    sample_tokens: int = setting(60_000, _whole(1))  # one round's token budget
+    localize: str = setting("auto", _one_of(*LOCALIZE), env=("FIXLOOP_LOCALIZE",))
+    # The keys some source set (not compared): a model profile fills only the others.
+    explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     def api_key(self, env: Mapping[str, str] | None = None) -> str | None:
         """The key from the configured env var, else FIXLOOP_API_KEY, else OPENAI_API_KEY."""
@@ -168,7 +186,11 @@ class Settings:
                 changes[spec.name] = spec.metadata["convert"](raw_value)
             except ConfigError as error:
                 errors.append(f"{source}: {camel_case(spec.name)} {error.message}")
-        return replace(self, **changes), errors
+        return replace(self, **changes, explicit=self.explicit | changes.keys()), errors
+
+    def given(self, **values: Any) -> Settings:
+        """These settings with `values` set as if a source had given them (a profile will not change them)."""
+        return replace(self, **values, explicit=self.explicit | values.keys())
 
 
 def camel_case(name: str) -> str:
@@ -177,14 +199,18 @@ def camel_case(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def _setting_fields() -> list[Field[Any]]:
+    return [spec for spec in fields(Settings) if "convert" in spec.metadata]
+
+
 def setting_names() -> tuple[str, ...]:
     """Every setting's snake_case name (the fields of `Settings`)."""
-    return tuple(spec.name for spec in fields(Settings))
+    return tuple(spec.name for spec in _setting_fields())
 
 
 _FIELD_BY_KEY: dict[str, Field[Any]] = {
     key: spec
-    for spec in fields(Settings)
+    for spec in _setting_fields()
     for key in (spec.name, camel_case(spec.name), *spec.metadata["aliases"])
 }
 
@@ -192,7 +218,7 @@ _FIELD_BY_KEY: dict[str, Field[Any]] = {
 def env_values(env: Mapping[str, str]) -> dict[str, Any]:
     """The settings the environment gives (FIXLOOP_MODEL, ...), keyed by field name."""
     values: dict[str, Any] = {}
-    for spec in fields(Settings):
+    for spec in _setting_fields():
         for variable in spec.metadata["env"]:
             if env.get(variable):
                 values[spec.name] = env[variable]

@@ -20,12 +20,14 @@ from typing import Any
 from fixloop.agent.call_protocols import fixed_prefix
 from fixloop.agent.loop import LoopLimits, ReActLoop
 from fixloop.agent.prompts import task_prompt
+from fixloop.agent.sampling_turns import sampling_for
 from fixloop.agent.warm_start import build_warm_start
 from fixloop.config import Settings
 from fixloop.errors import FixloopError
 from fixloop.events import Done, Event, Notice
 from fixloop.interpreter import find_interpreter
 from fixloop.model.client import ChatModel
+from fixloop.model.profiles import with_profile
 from fixloop.model.warm_up import is_local_endpoint, settle, start_warm_up
 from fixloop.project_root import ProjectTarget, installed_copies, locate
 from fixloop.pytest_runner import PytestRunner
@@ -95,7 +97,7 @@ class FixRun:
     def __init__(self, request: FixRequest, settings: Settings,
                  on_event: Callable[[Event], None] | None = None) -> None:
         self.request = request
-        self.settings = settings
+        self.settings = with_profile(settings)
         self.on_event = on_event
         self.run_id = uuid.uuid4().hex[:12]
         self.transcript: Transcript | None = None
@@ -180,7 +182,9 @@ class FixRun:
         self.transcript = Transcript.open(self.run_id, {
             "root": str(request.root), "test_ids": list(request.test_ids), "model": settings.model,
             "base_url": settings.base_url, "protocol": settings.protocol,
-            "max_steps": settings.max_steps, "attempts": settings.attempts,
+            "max_steps": settings.max_steps, "attempts": settings.attempts, "strategy": settings.strategy,
+            "edit_form": settings.edit_form, "samples": settings.samples,
+            "sample_rounds": settings.sample_rounds, "temperature": settings.temperature,
         })
         shadow: ShadowWorkspace | None = None
         model: ChatModel | None = None
@@ -208,7 +212,8 @@ class FixRun:
             failing = [t for t in test_ids if t not in baseline.passing]
             self.emit(Notice(f"baseline: {len(failing)} target test(s) failing, "
                              f"{len(baseline.passing)} test(s) passing", 0, "baseline"))
-            warm = await asyncio.to_thread(build_warm_start, shadow.root, baseline.run, list(test_ids))
+            warm = await asyncio.to_thread(build_warm_start, shadow.root, baseline.run, list(test_ids),
+                                           settings.warm_start_chars)
             model = self._model = await opening
             # run_tests without ids runs the targets that fail (the prompt says so)
             targets = failing or list(test_ids)
@@ -218,13 +223,16 @@ class FixRun:
             gate = VerificationGate(shadow, runner, baseline, allow_test_edits=settings.allow_test_edits)
 
             protocol = settings.protocol
-            loop = ReActLoop(model, toolbox, task=task_prompt(test_ids, warm),
+            sampling = sampling_for(settings, model, gate, shadow, self.emit, single_slot=is_local(settings))
+            code_first = sampling is not None and sampling.starts_with_code
+            loop = ReActLoop(model, toolbox, task=task_prompt(test_ids, warm, code_first=code_first),
                              verify=lambda summary: gate.check(),
                              emit=self.emit, protocol=protocol,
-                             compact_tools=settings.compact_tools or is_local(settings),
+                             compact_tools=settings.compact_tools or is_local(settings), sampling=sampling,
                              limits=LoopLimits(max_steps=settings.max_steps, attempts=settings.attempts,
                                                max_tokens=settings.max_tokens,
-                                               max_seconds=settings.max_seconds))
+                                               max_seconds=settings.max_seconds,
+                                               context_chars=settings.context_chars))
             await settle(model.base_url, settings.model_timeout)  # the turn would queue behind it anyway
             try:
                 outcome = await loop.run()

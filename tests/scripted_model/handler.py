@@ -150,7 +150,11 @@ class ChatHandler(BaseHTTPRequestHandler):
         if stream:
             self._stream(answer, body, float(turn.get("chunk_delay") or 0))
         else:
-            self._send_json(200, answer.completion())
+            payload = answer.completion()
+            for index, extra in enumerate(turn.get("choices") or [], start=1):  # the turn's other choices
+                choice = Answer.build(owner, extra, body).completion()["choices"][0]
+                payload["choices"].append({**choice, "index": index})
+            self._send_json(200, payload)
 
     def _fault(self, fault: str, turn: dict[str, Any], body: dict[str, Any], stream: bool) -> None:
         if fault == "500":

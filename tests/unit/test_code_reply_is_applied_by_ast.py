@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fixloop.agent.code_reply import apply_code_reply, code_blocks
+from fixloop.tools.code_reply import apply_code_reply, code_blocks
 
 SHOP = '''"""Shop."""
 import math

@@ -61,12 +61,14 @@ class StuckWatch:
         self.nudge_at = nudge_at
         self.stop_at = stop_at
         self._seen: Counter[str] = Counter()
+        self.repeated = False  # the last call observed had been made before with the same result
 
     def observe(self, call: ToolCall, text: str) -> tuple[str, str | None]:
         """The observation text (with a nudge when repeated) and why to stop, if it is time to."""
         key = json.dumps([call.name, call.shown_arguments(), DURATION.sub("", text)], sort_keys=True)
         self._seen[key] += 1
         seen = self._seen[key]
+        self.repeated = seen >= self.nudge_at
         if seen >= self.stop_at:
             return text, f"stuck: the same {call.name} call gave the same result {seen} times"
         if seen >= self.nudge_at:

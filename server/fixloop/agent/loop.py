@@ -3,120 +3,29 @@
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from fixloop.agent import prompts
 from fixloop.agent.acting import StuckWatch, ToolboxLike, run_calls
 from fixloop.agent.call_protocols import CallProtocol, ProtocolSetting, ToolCall, call_protocol
 from fixloop.agent.context import Conversation
 from fixloop.agent.echo import EchoIndex
-from fixloop.events import (
-    Action,
-    Calling,
-    Event,
-    Notice,
-    Observation,
-    Reply,
-    Thought,
-    ThoughtDelta,
-    Usage,
-    Verdict,
-)
+from fixloop.agent.run_state import GateAnswer, LoopLimits, LoopOutcome, LoopStatus, Spent, Step
+from fixloop.agent.sampling_turns import SamplingTurns
+from fixloop.agent.submissions import Submissions
+from fixloop.agent.tried import TriedFixes
+from fixloop.events import Action, Calling, Event, Notice, Observation, Reply, Thought, ThoughtDelta, Verdict
 from fixloop.model.client import ChatModel, ToolsUnsupported
 from fixloop.model.replies import ModelReply
 from fixloop.tools.base import ToolResult
 
-LoopStatus = Literal["fixed", "not_fixed"]
+__all__ = ["LoopLimits", "LoopOutcome", "LoopStatus", "ReActLoop", "Step"]
 REFUSAL = re.compile(
     r"^\s*(i'?m sorry|i am sorry|i cannot|i can'?t|i am unable|i'?m unable|"
     r"i won'?t|as an ai)\b",
     re.IGNORECASE,
 )
-
-
-class GateAnswer(Protocol):
-    accepted: bool
-    reasons: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class LoopLimits:
-    """Budgets of one run; the first one reached ends it as not_fixed."""
-
-    max_steps: int = 30
-    attempts: int = 3
-    max_tokens: int = 400_000
-    max_seconds: float = 1800.0
-    max_refusals: int = 2
-    stuck_nudge_at: int = 2
-    stuck_stop_at: int = 3
-    context_chars: int = 48_000
-    echo_cuts: int = 2  # echoing replies cut in a row; the next one is let through
-
-
-@dataclass(frozen=True)
-class LoopOutcome:
-    """How the loop ended, with what it cost."""
-
-    status: LoopStatus
-    summary: str
-    steps: int = 0
-    attempts: int = 0
-    reasons: tuple[str, ...] = ()
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    tokens_estimated: bool = False  # some turn's usage was counted by fixloop (a cut stream, no usage sent)
-
-
-@dataclass(frozen=True)
-class Step:
-    """What one turn came to: the run's end, the gate's reasons for a rejected submit, or a stuck call."""
-
-    finished: LoopOutcome | None = None
-    rejected: tuple[str, ...] = ()
-    stuck: str | None = None
-
-
-@dataclass
-class Spent:
-    """What the run has used so far, held against its limits."""
-
-    limits: LoopLimits
-    steps: int = 0
-    attempts: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    refusals: int = 0
-    echo_cuts: int = 0  # in a row
-    tokens_estimated: bool = False
-    started: float = field(default_factory=time.monotonic)
-
-    def exhausted(self) -> str | None:
-        """The first budget used up, said for the user; None while every budget lasts."""
-        limits = self.limits
-        if self.steps >= limits.max_steps:
-            return f"step budget used up ({limits.max_steps} model turns)"
-        if self.prompt_tokens + self.completion_tokens >= limits.max_tokens:
-            return f"token budget used up ({limits.max_tokens} tokens)"
-        if time.monotonic() - self.started >= limits.max_seconds:
-            return f"time budget used up ({limits.max_seconds:g} s)"
-        return None
-
-    def count(self, reply: ModelReply) -> Usage:
-        """Add one turn's tokens; the Usage event that reports them."""
-        self.prompt_tokens += reply.prompt_tokens
-        self.completion_tokens += reply.completion_tokens
-        self.tokens_estimated |= reply.estimated
-        totals = (self.prompt_tokens, self.completion_tokens)
-        return Usage(reply.prompt_tokens, reply.completion_tokens, *totals, self.steps, reply.estimated,
-                     reply.unused_tokens)
-
-    def outcome(self, status: LoopStatus, summary: str, reasons: Sequence[str] = ()) -> LoopOutcome:
-        tokens = (self.prompt_tokens, self.completion_tokens, self.tokens_estimated)
-        return LoopOutcome(status, summary, self.steps, self.attempts, tuple(reasons), *tokens)
 
 
 class ReActLoop:
@@ -138,6 +47,7 @@ class ReActLoop:
         limits: LoopLimits | None = None,
         single_arg: dict[str, str] | None = None,
         compact_tools: bool = False,
+        sampling: SamplingTurns | None = None,
     ) -> None:
         self.model = model
         self.toolbox = toolbox
@@ -147,6 +57,9 @@ class ReActLoop:
         self.limits = limits or LoopLimits()
         self.protocol: CallProtocol = call_protocol(protocol, toolbox.names, single_arg)
         self.spent = Spent(self.limits)
+        self.sampling = sampling
+        tried = sampling.search.tried if sampling is not None else TriedFixes()
+        self.submissions = Submissions(verify, self.spent, self.limits, emit, tried, lambda: self.step)
         self.stuck = StuckWatch(self.limits.stuck_nudge_at, self.limits.stuck_stop_at)
         self.conversation = Conversation(budget_chars=self.limits.context_chars)
         self.echo = EchoIndex()
@@ -163,15 +76,34 @@ class ReActLoop:
 
     async def run(self) -> LoopOutcome:
         last_reasons: tuple[str, ...] = ()
+        if (found := await self._sample("start")) is not None:
+            return found
         while True:
             if exhausted := self.spent.exhausted():
                 self.emit(Notice(exhausted, self.step, "budget"))
-                return await self._final_check(exhausted, last_reasons or (exhausted,))
+                return await self.submissions.final(exhausted, last_reasons or (exhausted,))
             self.spent.steps += 1
             step = await self._take_turn()
+            if step.finished is None and (step.rejected or step.repeated):
+                step = Step(await self._sample("rejected" if step.rejected else "repeated"), step.rejected)
             if step.finished is not None:
                 return step.finished
             last_reasons = step.rejected or last_reasons
+
+    async def _sample(self, why: str) -> LoopOutcome | None:
+        """A round of candidate fixes (generate and validate) when the run's sampling allows one now."""
+        if self.sampling is None or not self.sampling.allows(why) or self.spent.exhausted():
+            return None
+        self.spent.steps += why != "start"  # a later round takes a turn of the budget
+        request = self.protocol.request(self.toolbox.schemas(compact=self.compact_tools))
+        summary = await self.sampling.round(why, self.conversation, request.tools, request.stop,
+                                            lambda reply: self.protocol.read(reply, self.step).calls,
+                                            self.step, lambda reply: self.emit(self.spent.count(reply)))
+        if summary is None:
+            return None
+        self.spent.attempts += 1
+        self.emit(Verdict(True, (), self.attempts, self.step))
+        return self.spent.outcome("fixed", summary)
 
     def _system_prompt(self) -> str:
         return self.protocol.system_prompt(self.toolbox.text_descriptions())
@@ -277,47 +209,20 @@ class ReActLoop:
             self.conversation.add(message, observation=True)
         if step.finished is None and step.stuck:
             self.emit(Notice(step.stuck, self.step, "stuck"))
-            return Step(finished=await self._final_check(step.stuck, (step.stuck,)))
+            if self.sampling is not None and self.sampling.allows("stuck"):  # a reason to sample, not stop
+                return Step(finished=await self._sample("stuck"))
+            return Step(finished=await self.submissions.final(step.stuck, (step.stuck,)))
         return step
 
     async def _observe(self, call: ToolCall, result: ToolResult, step: Step) -> tuple[Observation, Step]:
         """The observation of one call; a submit goes to the gate (the first one of the turn only)."""
         text, is_error = result.text, result.is_error
         if result.submitted is not None and step.finished is None and not step.rejected:
-            step, verified = await self._verify(result.submitted)
+            step, verified = await self.submissions.submit(result.submitted)
             text, is_error = verified.text, verified.is_error
         elif step.finished is not None:
             text, is_error = "not run: the fix was already accepted", False
         else:
             text, stuck = self.stuck.observe(call, text)
-            step = replace(step, stuck=stuck or step.stuck)
+            step = replace(step, stuck=stuck or step.stuck, repeated=step.repeated or self.stuck.repeated)
         return Observation(call.id, call.name, text, is_error, self.step), step
-
-    async def _check(self, summary: str, notice: str) -> GateAnswer:
-        """One attempt at the verification gate, counted and reported."""
-        self.spent.attempts += 1
-        self.emit(Notice(notice, self.step, "verify"))
-        verdict = await self.verify(summary)
-        self.emit(Verdict(verdict.accepted, tuple(verdict.reasons), self.attempts, self.step))
-        return verdict
-
-    async def _final_check(self, why: str, reasons: Sequence[str]) -> LoopOutcome:
-        """The run is ending without an accepted submit; a change already in the shadow that the gate
-        accepts is still a verified fix (small models often fix the bug and then never call submit)."""
-        if self.attempts < self.limits.attempts:
-            verdict = await self._check("", f"{why}; checking the changes made so far")
-            if verdict.accepted:
-                return self.spent.outcome("fixed", f"verified fix (the model did not submit; {why})")
-        return self.spent.outcome("not_fixed", f"not fixed: {why}", reasons)
-
-    async def _verify(self, summary: str) -> tuple[Step, ToolResult]:
-        verdict = await self._check(summary, "verifying the fix in the shadow copy")
-        if verdict.accepted:
-            fixed = self.spent.outcome("fixed", summary.strip() or "fixed")
-            return Step(finished=fixed), ToolResult("accepted: the fix is verified")
-        reasons = tuple(verdict.reasons)
-        text = prompts.rejection_text(reasons, self.attempts, self.limits.attempts)
-        if self.attempts < self.limits.attempts:
-            return Step(rejected=reasons), ToolResult(text, is_error=True)
-        not_fixed = self.spent.outcome("not_fixed", "not fixed: " + "; ".join(reasons), reasons)
-        return Step(finished=not_fixed), ToolResult(text, is_error=True)

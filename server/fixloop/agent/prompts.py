@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fixloop.agent.edit_forms import CODE_ASK
+
 RULES = """You are fixloop, an expert Python engineer. You fix failing pytest tests in the user's project.
 Rules:
 - Fix the code under test, never the tests. Changes to test files, conftest.py, pytest settings,
@@ -30,13 +32,18 @@ def system_prompt(text_protocol: bool, tool_descriptions: str) -> str:
     return RULES + "\n\n" + TEXT_FORMAT.format(tools=tool_descriptions)
 
 
-def task_prompt(test_ids: Sequence[str], warm_start: str) -> str:
+def task_prompt(test_ids: Sequence[str], warm_start: str, *, code_first: bool = False) -> str:
+    """The run's first user message; with `code_first` it asks for the corrected code rather than a tool
+    call (the code edit form), and a start round draws its candidates from exactly this prompt."""
     which = "test" if len(test_ids) == 1 else "tests"
     ids = ", ".join(test_ids)
     parts = [f"The failing {which}: {ids}"]
     if warm_start.strip():
         parts.append(warm_start.strip())
-    parts.append("Find the bug in the code under test above and fix it now with edit_file.")
+    if code_first:
+        parts.append("Find the bug in the code under test above. " + CODE_ASK)
+    else:
+        parts.append("Find the bug in the code under test above and fix it now with edit_file.")
     return "\n\n".join(parts)
 
 
@@ -53,8 +60,20 @@ STUCK_NUDGE = ("You already made this exact call and got the same result. Do som
                "read another part of the code, or change your edit.")
 
 
-def rejection_text(reasons: Sequence[str], attempt: int, attempts: int) -> str:
+def rejection_text(reasons: Sequence[str], attempt: int, attempts: int, *, evidence: Sequence[str] = (),
+                   diff: str = "", tried: Sequence[str] = (), again: bool = False) -> str:
+    """The gate's rejection for the model: the reasons, pytest's expected vs actual, the change that was
+    judged and what was tried before, so that it does not repeat itself."""
     lines = [f"The verification gate rejected the fix (attempt {attempt} of {attempts}):"]
+    if again:
+        lines[0] = ("This is the same change that was already tried and rejected before: undoing and redoing "
+                    f"it changes nothing. Attempt {attempt} of {attempts}:")
     lines += [f"- {reason}" for reason in reasons]
+    if evidence:
+        lines += ["What the tests say (expected vs actual):", *evidence[:3]]
+    if diff:
+        lines += ["Your change was:", "```diff", diff.strip()[:1500], "```"]
+    if tried:
+        lines += ["Tried and failed (do not repeat these):", *tried]
     lines.append("Fix the code under test, run the tests, then call submit again.")
     return "\n".join(lines)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from fixloop.bench.cases import BenchCase
@@ -33,9 +33,12 @@ Mode = Callable[[BenchCase, Path, Settings], Awaitable[ModeRun]]
 
 
 async def run_react(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
-    """fixloop itself: the ReAct loop with its warm start and verification gate."""
+    """fixloop itself: the ReAct loop with its warm start and verification gate (`strategy: react` unless
+    the settings name another, whatever the model's profile prefers: a mode means one thing)."""
     from fixloop.engine import FixRequest, FixRun
 
+    if "strategy" not in settings.explicit:
+        settings = settings.given(strategy="react")
     run = FixRun(FixRequest(root, case.failing_test_ids), settings)
     try:
         result = await run.execute()
@@ -55,7 +58,7 @@ def sampling_available() -> bool:
 
 async def run_sample(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
     """fixloop with the generate-and-validate strategy: candidates drawn and verified in parallel."""
-    return await run_react(case, root, replace(settings, strategy="sample"))  # type: ignore[call-arg]
+    return await run_react(case, root, settings.given(strategy="sample"))
 
 
 def _oneshot() -> Mode:

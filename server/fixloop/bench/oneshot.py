@@ -7,7 +7,6 @@ import re
 import uuid
 from pathlib import Path
 
-from fixloop.agent.code_reply import apply_code_reply, code_blocks
 from fixloop.agent.warm_start import build_warm_start
 from fixloop.bench.cases import BenchCase
 from fixloop.bench.judge import is_test_file
@@ -19,6 +18,7 @@ from fixloop.model.client import ChatModel
 from fixloop.pytest_runner import PytestRunner
 from fixloop.result import FileChange
 from fixloop.shadow import unified_diff
+from fixloop.tools.code_reply import apply_code_reply, code_blocks
 from fixloop.transcript import Transcript
 
 SYSTEM = ("You are an expert Python engineer. You fix bugs in the user's code so that the failing tests "

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -23,6 +24,7 @@ from fixloop.model.replies import (
     StreamedReply,
     StreamWatch,
     prompt_chars,
+    replies_from_completion,
     reply_from_completion,
 )
 
@@ -40,6 +42,23 @@ class _Stalled(Exception):
     def __init__(self, started: bool) -> None:
         super().__init__("stalled")
         self.started = started
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How to draw one request's replies, when not as the client's defaults: temperature, seed, how many."""
+
+    temperature: float
+    seed: int | None = None
+    n: int = 1
+
+    def request(self) -> dict[str, Any]:
+        values: dict[str, Any] = {"temperature": self.temperature}
+        if self.seed is not None:
+            values["seed"] = self.seed
+        if self.n > 1:
+            values["n"] = self.n
+        return values
 
 
 class ToolsUnsupported(ModelError):
@@ -77,27 +96,51 @@ class ChatModel:
     async def complete(self, messages: Sequence[dict[str, Any]], *, tools: list[dict] | None = None,
                        stop: Sequence[str] | None = None,
                        on_delta: Callable[[str], None] | None = None,
-                       watch: StreamWatch | None = None) -> ModelReply:
+                       watch: StreamWatch | None = None,
+                       sampling: Sampling | None = None) -> ModelReply:
         """One model turn, retried on 429/5xx/connection errors (Retry-After honoured) within the retry
         window; any other failure is a ModelError with one line saying what the endpoint did.
 
         With a `watch`, the stream is closed as soon as the watch answers a cut (the server stops
-        generating when the client goes away); the reply keeps the text up to the cut.
+        generating when the client goes away); the reply keeps the text up to the cut. `sampling` draws
+        this turn at another temperature (and seed) than the client's.
         """
         started = time.monotonic()
         try:
-            return await self._complete_retried(messages, tools, stop, on_delta, watch)
+            return await self._complete_retried(messages, tools, stop, on_delta, watch, sampling)
         finally:
             self.seconds += time.monotonic() - started
 
+    async def complete_choices(self, messages: Sequence[dict[str, Any]], sampling: Sampling, *,
+                               tools: list[dict] | None = None,
+                               stop: Sequence[str] | None = None) -> list[ModelReply]:
+        """`sampling.n` replies to one request (not streamed); fewer when the endpoint ignores `n` (as
+        llama.cpp servers do). The usage of the whole request is on the first reply."""
+        started = time.monotonic()
+        try:
+            response = await self._client.chat.completions.create(**self._request(messages, tools, stop,
+                                                                                  sampling))
+        except openai.APIError as error:
+            raise self._explain(error, tools is not None, 0) from None
+        except (ValueError, UnicodeError) as error:
+            raise ModelError(f"the model at {self.base_url} sent a reply that is not JSON ({_short(error)})"
+                             ) from None
+        finally:
+            self.seconds += time.monotonic() - started
+        try:
+            return replies_from_completion(response)
+        except MalformedReply as malformed:
+            raise ModelError(f"the model at {self.base_url} sent {malformed}") from None
+
     async def _complete_retried(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
                                 stop: Sequence[str] | None, on_delta: Callable[[str], None] | None,
-                                watch: StreamWatch | None = None) -> ModelReply:
+                                watch: StreamWatch | None = None,
+                                sampling: Sampling | None = None) -> ModelReply:
         attempt = 0
         started = time.monotonic()
         while True:
             try:
-                return await self._complete_once(messages, tools, stop, on_delta, watch)
+                return await self._complete_once(messages, tools, stop, on_delta, watch, sampling)
             except openai.BadRequestError as error:
                 if self.max_output_tokens is None or "max_tokens" not in _error_message(error):
                     raise self._explain(error, tools is not None, attempt) from None
@@ -130,10 +173,12 @@ class ChatModel:
             await asyncio.sleep(delay)
 
     def _request(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
-                 stop: Sequence[str] | None) -> dict[str, Any]:
+                 stop: Sequence[str] | None, sampling: Sampling | None = None) -> dict[str, Any]:
         """The chat completion request's arguments (left out when empty)."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages),
                                   "temperature": self.temperature}
+        if sampling is not None:
+            kwargs.update(sampling.request())
         if tools:
             kwargs["tools"] = tools
         if stop:
@@ -144,8 +189,9 @@ class ChatModel:
 
     async def _complete_once(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
                              stop: Sequence[str] | None, on_delta: Callable[[str], None] | None,
-                             watch: StreamWatch | None = None) -> ModelReply:
-        kwargs = self._request(messages, tools, stop)
+                             watch: StreamWatch | None = None,
+                             sampling: Sampling | None = None) -> ModelReply:
+        kwargs = self._request(messages, tools, stop, sampling)
         if not self.stream:
             try:
                 response = await self._client.chat.completions.create(**kwargs)

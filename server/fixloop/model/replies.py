@@ -52,11 +52,21 @@ class StreamWatch(Protocol):
 
 
 def reply_from_completion(response: Any) -> ModelReply:
+    return replies_from_completion(response)[0]
+
+
+def replies_from_completion(response: Any) -> list[ModelReply]:
+    """One reply per choice of a completion (several when it was asked for `n`); the usage, which is the
+    request's, goes with the first."""
     if not hasattr(response, "choices"):
         raise MalformedReply(f"a reply that is not a chat completion ({short_text(response)})")
     if not response.choices:
         raise MalformedReply("a chat completion with no choices")
-    choice = response.choices[0] if response.choices else None
+    return [_reply_from_choice(choice, response.usage if index == 0 else None)
+            for index, choice in enumerate(response.choices)]
+
+
+def _reply_from_choice(choice: Any, usage: Any) -> ModelReply:
     message = choice.message if choice is not None else None
     calls = tuple(
         ToolCallRequest(id=call.id or f"call_{index}", name=call.function.name,
@@ -64,7 +74,6 @@ def reply_from_completion(response: Any) -> ModelReply:
         for index, call in enumerate((message.tool_calls if message else None) or [])
         if getattr(call, "function", None) is not None
     )
-    usage = response.usage
     return ModelReply(
         content=(message.content if message else None) or "",
         tool_calls=calls,

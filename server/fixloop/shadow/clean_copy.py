@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,17 +26,25 @@ if TYPE_CHECKING:
     from fixloop.shadow.workspace import ShadowWorkspace
 
 _numbers = itertools.count(1)
+_git_lock = threading.Lock()  # several copies of one shadow are made at once (candidates validated together)
 
 
 def make_clean_copy(shadow: ShadowWorkspace, changes: list[FileChange]) -> Path:
-    """A new folder holding the baseline plus `changes`; returns the project root inside it."""
+    """A new folder holding the baseline plus `changes`; returns the project root inside it. The copies
+    made before are removed first (see `add_clean_copy` for several at once)."""
     remove_clean_copies(shadow)
+    return add_clean_copy(shadow, changes)
+
+
+def add_clean_copy(shadow: ShadowWorkspace, changes: list[FileChange]) -> Path:
+    """Like `make_clean_copy`, leaving the other copies alone; `remove_clean_copy` removes it."""
     target = shadow.container / f"verify-{next(_numbers)}"
     top = shadow.git_top
     if top is not None:
-        shadow.guard_git()
-        git(top, "-c", "checkout.workers=0", "worktree", "add", "--quiet", "--detach", "--force", str(target),
-            "HEAD", shadow=True)  # fmt: skip
+        with _git_lock:
+            shadow.guard_git()
+            git(top, "-c", "checkout.workers=0", "worktree", "add", "--quiet", "--detach", "--force",
+                str(target), "HEAD", shadow=True)  # fmt: skip
         root = target / shadow.prefix if shadow.prefix else target
     else:
         root = target
@@ -54,10 +63,21 @@ def make_clean_copy(shadow: ShadowWorkspace, changes: list[FileChange]) -> Path:
     return root
 
 
+def remove_clean_copy(shadow: ShadowWorkspace, root: Path) -> None:
+    """Remove the copy holding project root `root` (made by `add_clean_copy`)."""
+    folder = next((f for f in (root, *root.parents) if f.parent == shadow.container), None)
+    if folder is None or not folder.name.startswith("verify-"):
+        return
+    remove_tree(folder)
+    if shadow.git_top is not None and (shadow.git_top / ".git").is_dir():
+        with _git_lock, contextlib.suppress(ShadowError):
+            git(shadow.git_top, "worktree", "prune", shadow=True)
+
+
 def remove_clean_copies(shadow: ShadowWorkspace) -> None:
     """Remove the clean copies made so far (and their worktree entries in the shadow's clone)."""
     for folder in shadow.container.glob("verify-*"):
         remove_tree(folder)
     if shadow.git_top is not None and (shadow.git_top / ".git").is_dir():
-        with contextlib.suppress(ShadowError):
+        with _git_lock, contextlib.suppress(ShadowError):
             git(shadow.git_top, "worktree", "prune", shadow=True)

@@ -7,7 +7,8 @@ would receive — never in the shadow with whatever else the run left there.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fixloop.errors import TestRunError
@@ -15,7 +16,7 @@ from fixloop.project import is_test_path
 from fixloop.pytest_runner import TestOutcome, TestRun, TestRunner
 from fixloop.result import FileChange
 from fixloop.shadow import ShadowWorkspace
-from fixloop.shadow.clean_copy import make_clean_copy, remove_clean_copies
+from fixloop.shadow.clean_copy import add_clean_copy, make_clean_copy, remove_clean_copies, remove_clean_copy
 from fixloop.verify.baseline import Baseline, matches, target_outcomes
 from fixloop.verify.proposal import proposal_changes
 from fixloop.verify.tamper import tamper_reasons
@@ -31,6 +32,9 @@ class GateVerdict:
     reasons: tuple[str, ...]
     newly_failing: tuple[str, ...] = ()
     still_failing: tuple[str, ...] = ()
+    # Per failing test, pytest's own account: its assertion's expected vs actual (the `E` lines).
+    evidence: tuple[str, ...] = ()
+    changes: tuple[FileChange, ...] = ()  # what was judged (the proposal, scratch files left out)
 
 
 class VerificationGate:
@@ -52,32 +56,49 @@ class VerificationGate:
         self.proposal: list[FileChange] = []
 
     async def check(self) -> GateVerdict:
+        """Judge what the shadow holds now; `proposal` becomes what was judged."""
         changes = await asyncio.to_thread(self.shadow.changes)
         if not changes:
             return GateVerdict(False, ("nothing was changed: edit the code under test, then submit",))
+        verdict, self.proposal = await self._judge_changes(changes, alone=True)
+        return replace(verdict, changes=tuple(self.proposal))
+
+    async def judge(self, changes: list[FileChange]) -> GateVerdict:
+        """Judge a candidate fix (the baseline plus `changes`) on a clean copy of its own, so that several
+        candidates can be judged at once; the shadow and `proposal` are left as they are."""
+        if not changes:
+            return GateVerdict(False, ("nothing was changed",))
+        verdict, proposed = await self._judge_changes(changes, alone=False)
+        return replace(verdict, changes=tuple(proposed))
+
+    def accept(self, changes: list[FileChange]) -> None:
+        """Make `changes`, judged and accepted by `judge`, the proposal the user receives."""
+        self.proposal = list(changes)
+
+    async def _judge_changes(self, changes: list[FileChange],
+                             alone: bool) -> tuple[GateVerdict, list[FileChange]]:
         proposed = await asyncio.to_thread(proposal_changes, changes, root=self.shadow.root)
-        self.proposal = proposed
         if not proposed:
             scratch = ", ".join(change.path for change in changes[:5])
-            return GateVerdict(
-                False,
-                (f"only new files that nothing imports were added ({scratch}): edit the code under test",),
-            )
+            reason = f"only new files that nothing imports were added ({scratch}): edit the code under test"
+            return GateVerdict(False, (reason,)), proposed
         if not self.allow_test_edits:
             reasons = tamper_reasons(proposed, is_test_path)
             if reasons:
-                return GateVerdict(False, tuple(reasons))
-        root = await asyncio.to_thread(make_clean_copy, self.shadow, proposed)
+                return GateVerdict(False, tuple(reasons)), proposed
+        copy = make_clean_copy if alone else add_clean_copy
+        root = await asyncio.to_thread(copy, self.shadow, proposed)
         try:
             scope = [test_id for test_id in self.baseline.run_ids() if _module_exists(root, test_id)]
             run = await self.runner.run(scope, root=root) if scope else None
         except TestRunError as error:
-            return GateVerdict(False, (f"the tests could not run: {error.message}",))
+            return GateVerdict(False, (f"the tests could not run: {error.message}",)), proposed
         finally:
-            await asyncio.shield(asyncio.to_thread(remove_clean_copies, self.shadow))
+            remove = remove_clean_copies if alone else functools.partial(remove_clean_copy, root=root)
+            await asyncio.shield(asyncio.to_thread(remove, self.shadow))
         if run is None:
-            return GateVerdict(False, ("the target tests' modules no longer exist: restore them",))
-        return self._judge(run)
+            return GateVerdict(False, ("the target tests' modules no longer exist: restore them",)), proposed
+        return self._judge(run), proposed
 
     def _judge(self, run: TestRun) -> GateVerdict:
         if run.timed_out:
@@ -90,8 +111,17 @@ class VerificationGate:
                     "(no endless loop, no blocking wait) and submit again",
                 ),
             )
+        reasons, still, evidence = self._targets(run)
+        newly = self._regressions(run, still, reasons)
+        evidence += [failure_evidence(run.results[tid]) for tid in newly[:2] if tid in run.results]
+        return GateVerdict(not reasons, tuple(reasons), tuple(newly), tuple(still),
+                           tuple(text for text in evidence if text))
+
+    def _targets(self, run: TestRun) -> tuple[list[str], list[str], list[str]]:
+        """Reasons, still-failing targets and their evidence."""
         reasons: list[str] = []
         still: list[str] = []
+        evidence: list[str] = []
         for target in self.baseline.target_ids:
             outcomes = target_outcomes(run, target)
             bad = [outcome for outcome in outcomes if outcome.outcome != "passed"]
@@ -102,6 +132,11 @@ class VerificationGate:
                 still.append(target)
                 worst = next((outcome for outcome in bad if outcome.failing), bad[0])
                 reasons.append(f"{worst.test_id} still {_verb(worst)}{_detail(worst)}")
+                evidence.append(failure_evidence(worst))
+        return reasons, still, evidence
+
+    def _regressions(self, run: TestRun, still: list[str], reasons: list[str]) -> list[str]:
+        """Tests that passed in the baseline and do not now (their reasons added to `reasons`)."""
         newly: list[str] = []
         for test_id in sorted(self.baseline.passing):
             if any(matches(test_id, target) for target in self.baseline.target_ids) and test_id in still:
@@ -121,7 +156,16 @@ class VerificationGate:
                     )
         if len(newly) > MAX_LISTED:
             reasons.append(f"and {len(newly) - MAX_LISTED} more test(s) that passed before now fail")
-        return GateVerdict(not reasons, tuple(reasons), tuple(newly), tuple(still))
+        return newly
+
+
+def failure_evidence(outcome: TestOutcome, max_lines: int = 8) -> str:
+    """How one test failed in pytest's words: its `E` lines (expected vs actual), else its message."""
+    lines = [line[1:].strip() for line in outcome.traceback.splitlines() if line.startswith("E ")]
+    lines = [line for line in lines if line][:max_lines] or [outcome.message.strip()[:300]]
+    where = f" (at {outcome.location})" if outcome.location else ""
+    body = "\n".join(f"    {line[:200]}" for line in lines if line)
+    return f"{outcome.test_id}{where}:\n{body}" if body else ""
 
 
 def _module_exists(root: Path, test_id: str) -> bool:

@@ -1,0 +1,87 @@
+"""The code edit form: asking for whole corrected functions in a ```python block, and reading such a reply.
+
+Small models rewrite a function they were shown far more reliably than they write JSON tool calls with an
+exact `old_text`; the reply is applied by AST (`tools.code_reply`) and verified like any other fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from fixloop.model.replies import StreamCut
+
+CODE_ASK = """Now reply with the fix as code, not as a tool call: the corrected function(s) or method(s) of \
+the code under test, each whole (from its `def` line, decorators included, to its end), in a ```python \
+block, with the file's path on the line before the block. Change only what the fix needs; never change \
+the tests. For example:
+
+path/to/module.py
+```python
+def the_function(argument):
+    ...
+```"""
+RESAMPLE_ASK = """Let us try fixes as code. {tried}Reply with the corrected function(s) of the code under \
+test, each whole, in a ```python block with the file's path on the line before it, and nothing else."""
+CONTINUE_WITH_TOOLS = ("Find the real cause now: read the code the failing test reaches (read_file), fix it "
+                       "with edit_file or replace_function, run_tests, then submit.")
+_FENCE = re.compile(r"^[ \t]*```")
+_PATH_LINE = re.compile(r"^[ \t]*[#*`]*[ \t]*[\w./\\-]+\.py[`*:]*[ \t]*$")
+
+
+class CodeReplyWatch:
+    """A `StreamWatch` that closes a code reply once its code blocks are complete and prose follows (small
+    models explain the fix at length after it; on a CPU every token of that costs time)."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def on_text(self, delta: str) -> StreamCut | None:
+        self.text += delta
+        end = code_end(self.text)
+        return StreamCut(end, "code") if end is not None else None
+
+    def on_call(self, index: int, name: str, arguments: str) -> StreamCut | None:
+        return None
+
+
+def code_end(text: str) -> int | None:
+    """Where the code of a reply ends: after a closing fence followed by a complete line of prose (not a
+    blank line, a file path or another block's opening fence); None while that cannot be known yet."""
+    inside = False
+    closed_at: int | None = None
+    position = 0
+    for line in text.splitlines(keepends=True):
+        start, position = position, position + len(line)
+        if not line.endswith("\n"):
+            break  # an incomplete line decides nothing yet
+        if _FENCE.match(line):
+            inside = not inside
+            closed_at = None if inside else position
+        elif not inside and closed_at is not None and line.strip() and not _PATH_LINE.match(line):
+            return start
+    return None
+
+
+def resample_ask(tried: Sequence[str]) -> str:
+    """The message that opens a sampling round in the middle of a run."""
+    listed = ("These fixes were tried and failed, so do not repeat them:\n" + "\n".join(tried) + "\n"
+              if tried else "")
+    return RESAMPLE_ASK.format(tried=listed)
+
+
+def round_feedback(evidence: Sequence[str], diff: str, tried: Sequence[str], drawn: int,
+                   problem: str = "") -> str:
+    """What the model is told after a round of candidates in which none passed the tests."""
+    tried_here = f" ({drawn} candidate fixes were tried; none passed)" if drawn > 1 else ""
+    parts = [f"That fix did not pass the tests{tried_here}."]
+    if problem:
+        parts = [f"Your reply could not be applied as a fix: {problem}.{tried_here}"]
+    if evidence:
+        parts.append("What the tests say now (expected vs actual):\n" + "\n".join(evidence[:3]))
+    if diff:
+        parts.append(f"Your change was:\n```diff\n{diff.strip()[:1500]}\n```")
+    if tried:
+        parts.append("Tried and failed (do not repeat these):\n" + "\n".join(tried))
+    parts.append(CONTINUE_WITH_TOOLS)
+    return "\n\n".join(parts)

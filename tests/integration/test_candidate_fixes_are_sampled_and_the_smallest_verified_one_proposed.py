@@ -1,0 +1,100 @@
+"""Generate and validate: N candidate fixes drawn, each distinct one judged once, the smallest verified one
+proposed, the budget kept; a round that finds nothing teaches the loop what was tried."""
+
+from __future__ import annotations
+
+from fixloop.events import Notice, Verdict
+
+DEF = "def factorial(n: int) -> int:\n    # n! = 1 * 2 * ... * n, and factorial(0) == 1\n"
+
+
+def code(body: str, head: str = DEF) -> str:
+    return f"The bug is in factorial.\n\nmathutils.py\n```python\n{head}{body}```\n"
+
+
+WRONG = code("    result = 1\n    for i in range(2, n + 1):\n        result -= i\n    return result\n")
+OTHER_WRONG = code("    result = 0\n    for i in range(2, n + 1):\n        result += i\n    return result\n")
+SMALL_FIX = code("    result = 1\n    for i in range(2, n + 1):\n        result *= i\n    return result\n")
+BIG_FIX = code("    result = 1\n    for i in range(1, n + 1):\n        result = result * i\n"
+               "    return result\n", head="def factorial(n):\n")
+SAMPLE = {"strategy": "sample", "editForm": "code", "sampleParallel": 2, "sampleRounds": 0}
+
+
+def candidate_lines(outcome) -> list[str]:
+    return [text for text in outcome.notices if text.startswith(("candidate ", "the corrected code"))]
+
+
+async def test_the_smallest_verified_candidate_is_proposed_and_a_duplicate_is_judged_once(run_fix) -> None:
+    script = [
+        {"content": WRONG},  # the best guess, at temperature 0
+        {"content": BIG_FIX, "choices": [{"content": WRONG}, {"content": SMALL_FIX}]},  # one request, n=3
+    ]
+    outcome = await run_fix("demo", script, samples=4, **SAMPLE)
+
+    assert outcome.result.status == "fixed", outcome.notices
+    assert "-        result += i\n+        result *= i\n" in outcome.result.diff
+    added = [line for line in outcome.result.diff.splitlines() if line.startswith("+ ")]
+    assert len(added) == 1  # the smallest of the two verified candidates
+    lines = candidate_lines(outcome)
+    assert lines[0].startswith("candidate 1 of 4: rejected — tests/test_mathutils.py::test_factorial_of_five")
+    assert sorted(line.split(" (")[0] for line in lines[1:]) == [
+        "candidate 2 of 4: verified", "candidate 3 of 4: same as candidate 1; not judged again",
+        "candidate 4 of 4: verified"]
+    proposing = "2 of 4 candidate(s) verified; proposing candidate 4 (the smallest diff: 2 line(s))"
+    assert proposing in outcome.notices
+    requests = outcome.server.requests
+    assert len(requests) == 2 and requests[0]["temperature"] == 0 and requests[1]["n"] == 3
+    assert requests[1]["temperature"] > 0 and requests[0]["messages"] == requests[1]["messages"]
+    assert [verdict.accepted for verdict in outcome.of(Verdict)] == [True]
+    assert "candidate 4 of 4" in outcome.result.summary
+
+
+async def test_without_n_each_candidate_is_its_own_request_and_the_budget_is_kept(run_fix) -> None:
+    script = [
+        {"content": WRONG},
+        {"content": OTHER_WRONG},  # asked for n=2; the endpoint gives one: the rest are drawn one by one
+        {"content": SMALL_FIX},
+        {"content": SMALL_FIX},  # never asked for: three candidates is the budget
+    ]
+    outcome = await run_fix("demo", script, samples=3, **SAMPLE)
+
+    assert outcome.result.status == "fixed", outcome.notices
+    assert len(outcome.server.requests) == 3 and outcome.server.remaining == 1
+    seeds = [request.get("seed") for request in outcome.server.requests]
+    assert seeds[0] is None and len(set(seeds[1:])) == 2
+    assert sorted(line.split(" —")[0].split(" (")[0] for line in candidate_lines(outcome)) == [
+        "candidate 1 of 3: rejected", "candidate 2 of 3: rejected", "candidate 3 of 3: verified"]
+
+
+async def test_a_round_that_finds_nothing_leaves_the_loop_what_was_tried(run_fix) -> None:
+    script = [
+        {"content": WRONG},
+        {"content": OTHER_WRONG},
+        {"content": "Let me fix it.",
+         "tool_calls": [{"name": "edit_file", "arguments": {"path": "mathutils.py", "old_text": "result += i",
+                                                            "new_text": "result *= i"}}],
+         "expect": {"last_message_contains": ["Tried and failed", "result -= i", "assert -13 == 120"]}},
+        {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "multiply"}}]},
+    ]
+    outcome = await run_fix("demo", script, samples=2, **SAMPLE)
+
+    assert outcome.server.failures == []
+    assert outcome.result.status == "fixed", outcome.notices
+    assert [verdict.accepted for verdict in outcome.of(Verdict)] == [True]
+    assert "none of 2 candidate(s) passed the tests" in outcome.notices
+
+
+async def test_a_rejected_submit_moves_the_run_to_sampling(run_fix) -> None:
+    wrong_edit = {"path": "mathutils.py", "old_text": "result += i", "new_text": "result -= i"}
+    script = [
+        {"content": "Fixing.", "tool_calls": [{"name": "edit_file", "arguments": wrong_edit}]},
+        {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "subtract"}}]},
+        {"content": SMALL_FIX, "expect": {"last_message_contains": "Let us try fixes as code"}},
+    ]
+    outcome = await run_fix("demo", script, strategy="react", editForm="tools", samples=3, sampleRounds=1)
+
+    assert outcome.server.failures == []
+    assert outcome.result.status == "fixed", outcome.notices
+    assert [verdict.accepted for verdict in outcome.of(Verdict)] == [False, True]
+    assert "+        result *= i" in outcome.result.diff and "result -= i" not in outcome.result.diff
+    assert any(isinstance(event, Notice) and event.kind == "candidate" for event in outcome.events)
