@@ -141,7 +141,7 @@ def test_the_run_fails_where_the_shapes_expect(shop: tuple[Path, TestRun]) -> No
     ]
 
 
-def test_failure_test_and_called_method_in_fences_numbered_in_headers(shop: tuple[Path, TestRun]) -> None:
+def test_code_under_test_comes_first_and_the_test_follows_as_evidence(shop: tuple[Path, TestRun]) -> None:
     root, run = shop
     text = build_warm_start(root, run, ["tests/test_calc.py::TestCalculator::test_add"])
     assert "## Failing test: tests/test_calc.py::TestCalculator::test_add" in text
@@ -172,7 +172,10 @@ def test_failure_test_and_called_method_in_fences_numbered_in_headers(shop: tupl
         """
     ).strip()
     assert method in text
-    assert text.index(test_source) < text.index(method)
+    code = text.index("# The code under test: the bug is here, change this code")
+    evidence = text.index("# The failing test: read-only evidence (tests are never changed)")
+    expected = text.index("Expected vs actual (pytest):\nE   assert 0 == 4")
+    assert code < text.index(method) < evidence < expected < text.index(test_source)
 
 
 def test_exception_in_project_code_shows_the_raising_function_first(shop: tuple[Path, TestRun]) -> None:

@@ -74,12 +74,12 @@ class _Builder:
         seen_tests: set[tuple[str, str]] = set()
         failed_at: set[tuple[str, str, str | None]] = set()
 
-        def add_snippets(snippets: list[Snippet]) -> None:
+        def add_snippets(snippets: list[Snippet], section: str = "code") -> None:
             for snippet in snippets:
                 if any(covers(other, snippet) for other in shown):
                     continue
                 shown.append(snippet)
-                block = self.code_block(snippet)
+                block = self.code_block(snippet, section=section)
                 if block.text not in seen_texts:
                     seen_texts.add(block.text)
                     blocks.append(block)
@@ -101,7 +101,7 @@ class _Builder:
                 test = self.test_snippet(test_id, self.run.outcome(test_id))
                 if test is not None:
                     shown.append(test)
-                    blocks.append(self.code_block(test, essential=not index))
+                    blocks.append(self.code_block(test, essential=not index, section="evidence"))
             try:
                 frames, calls, deeper, fixtures = self.related(lead, outcome)
             except (RecursionError, ValueError, OSError):  # best effort: a strange file costs its code only
@@ -110,8 +110,8 @@ class _Builder:
             add_snippets(calls)
             later[0] += deeper
             later[1] += fixtures
-        for tier in later:
-            add_snippets(tier)
+        add_snippets(later[0])
+        add_snippets(later[1], "evidence")  # fixtures are test code
         return blocks
 
     def expand(self, test_ids: list[str]) -> list[str]:
@@ -146,13 +146,20 @@ class _Builder:
             message = f": {outcome.message}" if outcome.message else ""
             lines.append(f"Outcome: {outcome.outcome}{where}{message}")
             if outcome.traceback and not brief:
-                lines.append("Traceback:")
-                lines.append(clip_traceback(_ADDRESS.sub("", outcome.traceback), TRACEBACK_CAP))
+                # pytest's expected vs actual (the E lines) first, then where it happened
+                traceback = _ADDRESS.sub("", outcome.traceback).splitlines()
+                said = [line for line in traceback if line.startswith("E ")]
+                if said:
+                    lines.append("Expected vs actual (pytest):\n" + "\n".join(said[:12]))
+                rest = "\n".join(line for line in traceback if not line.startswith("E "))
+                if rest.strip():
+                    lines.append("Traceback:")
+                    lines.append(clip_traceback(rest, TRACEBACK_CAP))
         text = "\n".join(lines)
         short = "\n".join(lines[: 3 if same else 2])
-        return Block(text, shorter=short, essential=first, label=f"failure of {test_id}")
+        return Block(text, shorter=short, essential=first, label=f"failure of {test_id}", section="evidence")
 
-    def code_block(self, snippet: Snippet, essential: bool = False) -> Block:
+    def code_block(self, snippet: Snippet, essential: bool = False, section: str = "code") -> Block:
         source = self.index.source(snippet.path)
         lines = source.lines if source else []
         text = render(snippet, lines)
@@ -162,7 +169,7 @@ class _Builder:
             if window != snippet:
                 shorter = render(window, lines)
         label = f"{snippet.path} lines {ranges_text(snippet.ranges)}"
-        return Block(text, shorter=shorter, essential=essential, label=label)
+        return Block(text, shorter=shorter, essential=essential, label=label, section=section)
 
     # ---- the test ------------------------------------------------------------------------------------
 

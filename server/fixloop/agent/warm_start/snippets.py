@@ -7,6 +7,10 @@ from dataclasses import dataclass
 
 HEADER = ("Context gathered before your first turn: code as it is in the files, its line numbers in "
           "each header.")
+# Shown in this order, whatever order the budget chose them in: the code to change first (small models
+# reach for what they see first), then the failing test as evidence.
+SECTIONS = (("code", "# The code under test: the bug is here, change this code"),
+            ("evidence", "# The failing test: read-only evidence (tests are never changed)"))
 TRACEBACK_CAP = 1500
 MAX_LINE = 400
 WINDOW = 6  # lines either side of the focus line when a function is too long for the budget
@@ -28,6 +32,7 @@ class Block:
     shorter: str | None = None  # a smaller form to use when `text` does not fit
     essential: bool = False  # trimmed to fit rather than left out
     label: str = ""  # how to name it when left out
+    section: str = "code"  # "code" (the place to change) or "evidence" (the failing test)
 
 
 def merge_ranges(ranges: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
@@ -90,26 +95,33 @@ def clip_traceback(text: str, cap: int) -> str:
 
 
 def assemble(blocks: list[Block], budget: int) -> str:
+    """The blocks that fit the budget, chosen in their order (most relevant first) and shown section by
+    section (`SECTIONS`), each section under its heading."""
     if not blocks:
         return ""
-    parts = [HEADER]
-    used = len(HEADER)
+    chosen: dict[str, list[str]] = {name: [] for name, _ in SECTIONS}
+    used = len(HEADER) + sum(len(heading) + 2 for _, heading in SECTIONS)
     left_out: list[str] = []
     reserve = 160
     for block in blocks:
         room = budget - used - reserve - 2
         for text in (block.text, block.shorter):
             if text is not None and len(text) <= room:
-                parts.append(text)
+                chosen[block.section].append(text)
                 used += len(text) + 2
                 break
         else:
             if block.essential and room > 200:
                 text = block.text[: room - 20].rsplit("\n", 1)[0] + "\n... (cut for space)"
-                parts.append(text)
+                chosen[block.section].append(text)
                 used += len(text) + 2
             elif block.label:
                 left_out.append(block.label)
+    parts = [HEADER]
+    for name, heading in SECTIONS:
+        if chosen[name]:
+            parts += [heading, *chosen[name]]
+    used = sum(len(part) + 2 for part in parts)
     if left_out:
         note = "Left out for space (read_file them if needed): " + "; ".join(left_out)
         room = budget - used - 2
