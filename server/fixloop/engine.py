@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.agent.call_protocols import fixed_prefix
+from fixloop.agent.localize import Suspect, ends_in_test, find_suspects
 from fixloop.agent.loop import LoopLimits, ReActLoop
 from fixloop.agent.prompts import task_prompt
 from fixloop.agent.sampling_turns import sampling_for
 from fixloop.agent.warm_start import build_warm_start
 from fixloop.config import Settings
-from fixloop.errors import FixloopError
+from fixloop.errors import FixloopError, TestRunError
 from fixloop.events import Done, Event, Notice
 from fixloop.interpreter import find_interpreter
 from fixloop.model.client import ChatModel
@@ -38,7 +39,8 @@ from fixloop.tools import build_toolbox, tool_catalog
 from fixloop.tools.test_ids import check_target_ids
 from fixloop.tools.workspace import Workspace
 from fixloop.transcript import Transcript
-from fixloop.verify import VerificationGate, record_baseline
+from fixloop.verify import Baseline, VerificationGate, record_baseline
+from fixloop.verify.baseline import target_outcomes
 
 log = logging.getLogger(__name__)
 
@@ -176,6 +178,23 @@ class FixRun:
                          timeout=settings.model_timeout, temperature=settings.temperature,
                          stream=settings.stream)
 
+    async def _localize(self, runner: PytestRunner, root: Path, baseline: Baseline,
+                        test_ids: tuple[str, ...]) -> list[Suspect]:
+        """Suspects by coverage (`localize: auto`) when the first failing target fails in the test itself."""
+        outcomes = [o for target in test_ids for o in target_outcomes(baseline.run, target) if o.failing]
+        if self.settings.localize == "off" or not outcomes or not ends_in_test(outcomes[0]):
+            return []
+        self.emit(Notice("the failure is an assertion in the test: ranking the code by the lines each test "
+                         "runs", 0, "localize"))
+        try:
+            suspects, _ = await find_suspects(runner, root, test_ids)
+        except TestRunError as error:
+            self.emit(Notice(f"no coverage: {error.message}", 0, "localize"))
+            return []
+        if suspects:
+            self.emit(Notice("suspects: " + "; ".join(s.describe() for s in suspects[:3]), 0, "localize"))
+        return suspects
+
     async def execute(self) -> FixResult:
         request, settings = self.request, self.settings
         settings.require_model()
@@ -212,8 +231,9 @@ class FixRun:
             failing = [t for t in test_ids if t not in baseline.passing]
             self.emit(Notice(f"baseline: {len(failing)} target test(s) failing, "
                              f"{len(baseline.passing)} test(s) passing", 0, "baseline"))
+            suspects = await self._localize(runner, shadow.root, baseline, test_ids)
             warm = await asyncio.to_thread(build_warm_start, shadow.root, baseline.run, list(test_ids),
-                                           settings.warm_start_chars)
+                                           settings.warm_start_chars, suspects)
             model = self._model = await opening
             # run_tests without ids runs the targets that fail (the prompt says so)
             targets = failing or list(test_ids)

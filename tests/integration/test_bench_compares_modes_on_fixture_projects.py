@@ -29,13 +29,15 @@ def factorial(n: int) -> int:
 def compared(tmp_path_factory: pytest.TempPathFactory):
     work = tmp_path_factory.mktemp("bench")
     (work / "subset.txt").write_text("# the demo only\ndemo\n")
-    with ScriptedModelServer([*fix_script("demo"), {"content": ONESHOT_REPLY}]) as server:
+    # react's tool calls, oneshot's reply, then sample's best guess (right at once: the round ends there)
+    with ScriptedModelServer([*fix_script("demo"), {"content": ONESHOT_REPLY},
+                              {"content": "mathutils.py\n" + ONESHOT_REPLY}]) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
         env.update(FIXLOOP_BASE_URL=server.base_url, FIXLOOP_MODEL="scripted", FIXLOOP_API_KEY="none",
                    XDG_CACHE_HOME=str(work / "cache"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
         done = subprocess.run(
             [sys.executable, "-m", "fixloop", "bench", str(PROJECTS_DIR),
-             "--subset", str(work / "subset.txt"), "--mode", "react,oneshot",
+             "--subset", str(work / "subset.txt"), "--mode", "react,oneshot,sample",
              "--results", str(work / "results.jsonl"), "--report", str(work / "report.html")],
             capture_output=True, text=True, env=env, timeout=300)
         requests = list(server.requests)
@@ -52,8 +54,8 @@ def test_oneshot_sends_the_failure_and_code_once_and_its_reply_is_applied_by_ast
     diff = oneshot["diff"]
     assert diff.startswith("--- a/mathutils.py\n") and diff.count("+++ ") == 1
     assert "-        result += i\n+        result *= i\n" in diff and "-# Small math helpers." not in diff
-    prompt = requests[-1]["messages"][-1]["content"]
-    assert "tools" not in requests[-1]
+    asked = [request for request in requests if "tools" not in request][-1]  # sample's request has tools
+    prompt = asked["messages"][-1]["content"]
     assert "factorial(5) should be 1 * 2 * 3 * 4 * 5 = 120" in prompt and "result += i" in prompt
     assert "```python" in prompt
 
@@ -62,8 +64,16 @@ def test_both_modes_are_judged_and_shown_side_by_side_with_a_report(compared):
     done, records, _requests, work = compared
     assert records["react"]["status"] == "fixed" and records["react"]["claimed"] is True
     assert "fixed only by react: none" in done.stdout and "fixed only by oneshot: none" in done.stdout
-    assert any(line.split() == ["", "react", "oneshot"][1:] for line in done.stdout.splitlines())
+    assert any(line.split() == ["react", "oneshot", "sample"] for line in done.stdout.splitlines())
     report = (work / "report.html").read_text()
     assert report.count("<tr>") >= 4
     assert Path(records["react"]["transcript"]).as_uri() in report
     assert Path(records["oneshot"]["transcript"]).as_uri() in report
+
+
+def test_sample_mode_proposes_a_verified_candidate(compared):
+    _done, records, requests, _work = compared
+    sample = records["sample"]
+    assert sample["status"] == "fixed" and sample["claimed"] is True and sample["attempts"] == 1
+    assert "-        result += i\n+        result *= i\n" in sample["diff"]
+    assert "the corrected function(s)" in requests[-1]["messages"][-1]["content"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import os
 import re
 import shutil
@@ -36,11 +37,13 @@ from fixloop.pytest_runner.reaper import NOT_EXECUTABLE, NOT_FOUND
 from fixloop.pytest_runner.results import TestRun
 
 PLUGIN_MODULE = "fixloop_pytest_report"
+COVERAGE_MODULE = "fixloop_pytest_coverage"
 REPORT_ENV = "FIXLOOP_REPORT_FILE"
 KILL_GRACE = 1.0  # the reaper stops the command and sweeps within this
 STACK_DUMP_WAIT = 0.3
 STACK_FILE = "stacks.txt"  # the plugin's faulthandler dump, next to the report
 _PLUGIN_SOURCE = Path(__file__).with_name("report_plugin.py")
+_COVERAGE_SOURCE = Path(__file__).with_name("coverage_plugin.py")
 _REAPER = Path(__file__).with_name("reaper.py")
 _HOOK_SOURCE = Path(shadow_site.__file__)
 HOOK_MODULE = "fixloop_shadow_site"
@@ -92,6 +95,16 @@ class PytestRunner:
         self.missing_pytest = missing_pytest  # the one-line error when the interpreter has no pytest
         self.redirected: tuple[str, ...] = ()  # what the startup hook moved into the shadow, last run
         self.installed: dict[str, str] = {}  # top-level modules the last run loaded from site-packages
+        self.coverage_file: Path | None = None  # where a covering runner's runs write line coverage
+        self.counted_by: PytestRunner | None = None  # the runner whose figures a covering runner adds to
+
+    def covering(self, data_file: Path) -> PytestRunner:
+        """A runner like this one whose runs also record the lines each test runs into `data_file`
+        (coverage.py with a context per test); its test time is added to this runner's."""
+        other = copy.copy(self)
+        other.coverage_file = Path(data_file)
+        other.counted_by = self
+        return other
 
     async def run(self, test_ids: Sequence[str] = (), *, root: Path | None = None) -> TestRun:
         """Run the given node ids (the whole suite when empty); never writes into the project. `root`: run
@@ -101,7 +114,7 @@ class PytestRunner:
         try:
             return await self._run_ids(list(dict.fromkeys(test_ids)), where)
         finally:
-            self.seconds += time.monotonic() - started
+            (self.counted_by or self).seconds += time.monotonic() - started
 
     async def _run_ids(self, test_ids: list[str], root: Path) -> TestRun:
         run = await self._run_once(test_ids, root)
@@ -134,6 +147,8 @@ class PytestRunner:
             workdir = Path(tempfile.mkdtemp(prefix="fixloop-pytest-"))
         try:
             shutil.copyfile(_PLUGIN_SOURCE, workdir / f"{PLUGIN_MODULE}.py")
+            if self.coverage_file is not None:
+                shutil.copyfile(_COVERAGE_SOURCE, workdir / f"{COVERAGE_MODULE}.py")
             if self.redirect is not None:
                 shutil.copyfile(_HOOK_SOURCE, workdir / f"{HOOK_MODULE}.py")
                 (workdir / "sitecustomize.py").write_text(shadow_site.SITECUSTOMIZE, encoding="utf-8")
@@ -154,6 +169,7 @@ class PytestRunner:
         return [
             *self.command,
             "-p", PLUGIN_MODULE,
+            *(["-p", COVERAGE_MODULE] if self.coverage_file is not None else []),
             "-p", "no:cacheprovider",
             "-q",
             "--tb=short",
@@ -187,6 +203,10 @@ class PytestRunner:
         env.pop("PYTEST_CURRENT_TEST", None)
         for name in (shadow_site.REAL_ENV, shadow_site.SHADOW_ENV):
             env.pop(name, None)
+        env.pop("FIXLOOP_COVERAGE_FILE", None)
+        if self.coverage_file is not None:
+            env["FIXLOOP_COVERAGE_FILE"] = str(self.coverage_file)
+            env["FIXLOOP_COVERAGE_PATH"] = str(coverage_path(workdir))
         if self.redirect is not None:
             env[shadow_site.REAL_ENV] = str(self.redirect.real)
             env[shadow_site.SHADOW_ENV] = str(self.redirect.top_for(self.root, root))
@@ -272,6 +292,21 @@ class PytestRunner:
                                "set testCommand")
         if f"No module named '{PLUGIN_MODULE}'" in output or f"No module named {PLUGIN_MODULE}" in output:
             raise TestRunError("the test command does not pass PYTHONPATH to pytest: set testCommand")
+
+
+def coverage_path(workdir: Path) -> Path:
+    """A folder holding only fixloop's coverage.py (a link), for a project interpreter that has none."""
+    folder = workdir / "coverage-lib"
+    folder.mkdir(exist_ok=True)
+    try:
+        import coverage
+
+        link = folder / "coverage"
+        if not link.exists():
+            link.symlink_to(Path(coverage.__file__).parent, target_is_directory=True)
+    except (ImportError, OSError):
+        pass
+    return folder
 
 
 def real_imports_message(real: Mapping[str, str], python: str) -> str:

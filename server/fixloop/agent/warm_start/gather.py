@@ -11,6 +11,7 @@ import ast
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from fixloop.agent.warm_start.code_index import CodeIndex
 from fixloop.agent.warm_start.snippets import (
@@ -44,18 +45,33 @@ _SYNTAX_AT = re.compile(r'File "([^"]+)", line (\d+)')
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+(?=>)")  # object reprs differ from run to run
 
 
-def build_warm_start(root: Path, run: TestRun, test_ids: Sequence[str], budget_chars: int = 6000) -> str:
-    """The warm-start text for `test_ids` after `run`; "" when there is nothing to say."""
-    builder = _Builder(Path(root).resolve(), run)
+class Ranked(Protocol):
+    """A suspect function from fault localization (`agent.localize.Suspect`)."""
+
+    path: str
+    name: str
+    first: int
+    last: int
+    score: float
+    failed: int
+    passed: int
+
+
+def build_warm_start(root: Path, run: TestRun, test_ids: Sequence[str], budget_chars: int = 6000,
+                     suspects: Sequence[Ranked] = ()) -> str:
+    """The warm-start text for `test_ids` after `run`; "" when there is nothing to say. `suspects` (best
+    first) are shown ahead of the code the traceback and the test's calls reach."""
+    builder = _Builder(Path(root).resolve(), run, suspects)
     blocks = builder.blocks(list(dict.fromkeys(test_ids)))
     return assemble(blocks, budget_chars)[: max(0, budget_chars)]
 
 
 class _Builder:
-    def __init__(self, root: Path, run: TestRun) -> None:
+    def __init__(self, root: Path, run: TestRun, suspects: Sequence[Ranked] = ()) -> None:
         self.root = root
         self.run = run
         self.index = CodeIndex(root)
+        self.suspects = suspects
 
     # ---- blocks -------------------------------------------------------------------------------------
 
@@ -106,6 +122,8 @@ class _Builder:
                 frames, calls, deeper, fixtures = self.related(lead, outcome)
             except (RecursionError, ValueError, OSError):  # best effort: a strange file costs its code only
                 frames, calls, deeper, fixtures = [], [], [], []
+            if not index:
+                add_snippets(self.suspect_snippets())
             add_snippets(frames)
             add_snippets(calls)
             later[0] += deeper
@@ -113,6 +131,16 @@ class _Builder:
         add_snippets(later[0])
         add_snippets(later[1], "evidence")  # fixtures are test code
         return blocks
+
+    def suspect_snippets(self, limit: int = 3) -> list[Snippet]:
+        """The best suspects' code, each header saying how the tests rank it."""
+        shown = []
+        for rank, suspect in enumerate(self.suspects[:limit], start=1):
+            runs = ("only the failing tests run it" if not suspect.passed
+                    else f"run by {suspect.failed} failing and {suspect.passed} passing test(s)")
+            note = f"{suspect.name}, suspect {rank} by coverage ({runs}, score {suspect.score:.2f})"
+            shown.append(Snippet(suspect.path, ((suspect.first, suspect.last),), note))
+        return shown
 
     def expand(self, test_ids: list[str]) -> list[str]:
         """Module and class ids ("tests/test_x.py", "...::TestC") stand for their failing tests."""
