@@ -9,6 +9,7 @@ from typing import Any
 from fixloop.result import FixStatus
 
 TARGET_KEYS = {"read_file": "path", "edit_file": "path", "write_file": "path", "list_files": "path",
+               "replace_function": "path",
                "search": "pattern", "run_tests": "test_ids"}
 
 

@@ -67,6 +67,7 @@ def test_argument_names_are_the_contract(toolbox: Toolbox) -> None:
         "search": ["pattern", "path"],
         "run_tests": ["test_ids"],
         "edit_file": ["path", "old_text", "new_text"],
+        "replace_function": ["path", "name", "code"],
         "write_file": ["path", "content"],
         "submit": ["summary"],
     }
@@ -77,7 +78,7 @@ def test_usage_and_text_descriptions(toolbox: Toolbox) -> None:
     assert toolbox.usage("read_file") == ('read_file {"path": "..."} (optional: "start_line" (integer), '
                                           '"end_line" (integer))')
     listing = toolbox.text_descriptions().splitlines()
-    assert len(listing) == 7
+    assert len(listing) == 8
     assert listing[0].startswith('- read_file {"path": "..."}')
     assert all(": " in line for line in listing)
 
@@ -86,7 +87,7 @@ async def test_unknown_tool_lists_the_tools_and_the_form(toolbox: Toolbox) -> No
     result = await toolbox.call("edit", {"path": "app.py"})
     assert result.is_error
     assert result.text.startswith("unknown tool 'edit'; the tools are: read_file, list_files, search, "
-                                  "run_tests, edit_file, write_file, submit.")
+                                  "run_tests, edit_file, replace_function, write_file, submit.")
     assert 'Did you mean: edit_file {"path": "...", "old_text": "...", "new_text": "..."}' in result.text
 
 

@@ -11,7 +11,8 @@ Rules:
 - Fix the code under test, never the tests. Changes to test files, conftest.py, pytest settings,
   assert statements or skip/xfail markers are rejected.
 - Make the smallest change that makes the failing test pass without breaking other tests.
-- edit_file needs old_text copied exactly from the file; write_file rewrites a short file whole.
+- edit_file needs old_text copied exactly from the file; replace_function puts a whole corrected
+  function in place of the old one; write_file rewrites a short file whole.
 - Then call run_tests with no arguments (it runs the failing tests); when they pass, call submit with a
   one-sentence summary.
 - Reply with one short thought and a tool call. Never copy the context or the code back.

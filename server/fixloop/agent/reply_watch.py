@@ -14,7 +14,8 @@ from fixloop.agent.text_calls.stream import CallScanner, JsonScan
 from fixloop.events import call_target
 from fixloop.model.replies import StreamCut
 
-TARGETS = {"read_file": "path", "edit_file": "path", "write_file": "path", "search": "pattern"}
+TARGETS = {"read_file": "path", "edit_file": "path", "write_file": "path", "search": "pattern",
+           "replace_function": "path"}
 _STRING = r"""\s*:\s*(?:"((?:[^"\\\n]|\\.)*)"|'([^'\\\n]*)')"""
 
 

@@ -9,6 +9,7 @@ from fixloop.tools.base import Tool, ToolResult
 from fixloop.tools.edit_file import EditFileTool
 from fixloop.tools.list_files import ListFilesTool
 from fixloop.tools.read_file import ReadFileTool
+from fixloop.tools.replace_function import ReplaceFunctionTool
 from fixloop.tools.run_tests import RunTestsTool, format_test_run
 from fixloop.tools.search import SearchTool
 from fixloop.tools.submit import SubmitTool
@@ -16,13 +17,14 @@ from fixloop.tools.toolbox import Toolbox
 from fixloop.tools.workspace import Workspace
 from fixloop.tools.write_file import WriteFileTool
 
-TOOL_NAMES = ("read_file", "list_files", "search", "run_tests", "edit_file", "write_file", "submit")
+TOOL_NAMES = ("read_file", "list_files", "search", "run_tests", "edit_file", "replace_function", "write_file",
+              "submit")
 TOOL_CLASSES: tuple[type[Tool], ...] = (ReadFileTool, ListFilesTool, SearchTool, RunTestsTool, EditFileTool,
-                                        WriteFileTool, SubmitTool)
+                                        ReplaceFunctionTool, WriteFileTool, SubmitTool)
 
 
 def tool_catalog() -> Toolbox:
-    """The seven tools described, without a project: what `build_toolbox` offers, for the prompt prefix."""
+    """The tools described, without a project: what `build_toolbox` offers, for the prompt prefix."""
     return Toolbox.describing(TOOL_CLASSES)
 
 
@@ -36,7 +38,7 @@ def build_toolbox(
     protect_tests: bool = False,
     baseline: TestRun | None = None,
 ) -> Toolbox:
-    """The seven tools of a fix run, confined to `workspace`, testing with `runner`.
+    """The tools of a fix run, confined to `workspace`, testing with `runner`.
 
     With `protect_tests` (pass `not settings.allow_test_edits`) edit_file and write_file refuse test files
     up front, so the model learns it at once rather than from the verification gate. `baseline` (the
@@ -48,6 +50,7 @@ def build_toolbox(
         SearchTool(workspace),
         RunTestsTool(runner, default_test_ids, workspace, baseline),
         EditFileTool(workspace, protect_tests),
+        ReplaceFunctionTool(workspace, protect_tests),
         WriteFileTool(workspace, write_file_max_bytes, protect_tests),
         SubmitTool(),
     ]
@@ -60,6 +63,7 @@ __all__ = [
     "EditFileTool",
     "ListFilesTool",
     "ReadFileTool",
+    "ReplaceFunctionTool",
     "RunTestsTool",
     "SearchTool",
     "SubmitTool",
