@@ -71,7 +71,7 @@ def _whole(low: int) -> Convert:
 def _number(*, zero: bool) -> Convert:
     def convert(value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise ConfigError(f"must be a number of seconds, got {value!r}")
+            raise ConfigError(f"must be a number, got {value!r}")
         try:
             number = float(value)
         except ValueError:
@@ -113,20 +113,22 @@ class Settings:
     model: str = setting("", _text, env=("FIXLOOP_MODEL",))
     base_url: str = setting("", _url, env=("OPENAI_BASE_URL", "FIXLOOP_BASE_URL"), aliases=("apiBase",))
     api_key_env: str = setting("", _text)
+    api_version: str = setting("", _text, env=("OPENAI_API_VERSION", "FIXLOOP_API_VERSION"))  # Azure OpenAI
     protocol: str = setting("auto", _one_of(*PROTOCOLS), env=("FIXLOOP_PROTOCOL",))
     max_steps: int = setting(30, _whole(1), env=("FIXLOOP_MAX_STEPS",))
     attempts: int = setting(3, _whole(1), env=("FIXLOOP_ATTEMPTS",))
     test_command: tuple[str, ...] = setting((), _command)  # empty: `<the project's python> -m pytest`
-    python: str = setting("", _text)  # the project's interpreter; empty: found (interpreter.py)
+    python: str = setting("", _text, env=("FIXLOOP_PYTHON",))  # the project's interpreter; empty: found
     test_timeout: float = setting(60.0, _number(zero=False), env=("FIXLOOP_TEST_TIMEOUT",))
-    allow_test_edits: bool = setting(False, _flag)
+    allow_test_edits: bool = setting(False, _flag, env=("FIXLOOP_ALLOW_TEST_EDITS",))
     run_tests_on_save: bool = setting(False, _flag)
     # Engine budgets, settable but not part of the editor-facing table.
     max_tokens: int = setting(400_000, _whole(1))
     max_seconds: float = setting(1800.0, _number(zero=False))
     output_cap: int = setting(16 * 1024, _whole(1))
     model_timeout: float = setting(600.0, _number(zero=False))
-    temperature: float = setting(0.0, _number(zero=True))
+    # None: not sent (some hosted reasoning models reject it)
+    temperature: float | None = setting(None, _number(zero=True), env=("FIXLOOP_TEMPERATURE",))
     stream: bool = setting(True, _flag)
     compact_tools: bool = setting(False, _flag)  # one-line tool schemas (always on for the local model)
     local_threads: int = setting(0, _whole(0))
@@ -150,11 +152,14 @@ class Settings:
     def api_key(self, env: Mapping[str, str] | None = None) -> str | None:
         """The key from the configured env var, else FIXLOOP_API_KEY, else OPENAI_API_KEY."""
         env = os.environ if env is None else env
+        variable = self.api_key_variable(env)
+        return env[variable] if variable else None
+
+    def api_key_variable(self, env: Mapping[str, str] | None = None) -> str | None:
+        """The name of the environment variable the key comes from (None: no key is set)."""
+        env = os.environ if env is None else env
         names = [self.api_key_env] if self.api_key_env else ["FIXLOOP_API_KEY", "OPENAI_API_KEY"]
-        for name in names:
-            if env.get(name):
-                return env[name]
-        return None
+        return next((name for name in names if env.get(name)), None)
 
     def effective_base_url(self) -> str:
         return self.base_url or OPENAI_API
@@ -206,6 +211,11 @@ def _setting_fields() -> list[Field[Any]]:
 def setting_names() -> tuple[str, ...]:
     """Every setting's snake_case name (the fields of `Settings`)."""
     return tuple(spec.name for spec in _setting_fields())
+
+
+def setting_env(name: str) -> tuple[str, ...]:
+    """The environment variables a setting reads, the one that wins first (FIXLOOP_BASE_URL, OPENAI_…)."""
+    return tuple(reversed(next(spec for spec in fields(Settings) if spec.name == name).metadata["env"]))
 
 
 _FIELD_BY_KEY: dict[str, Field[Any]] = {

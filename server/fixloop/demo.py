@@ -18,6 +18,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path, to_fs_path
 
+from fixloop import bundled
 from fixloop.errors import ConfigError
 
 FIX_COMMAND = "fixloop.server.fixFailingTest"
@@ -27,15 +28,14 @@ TOKEN = "fixloop-demo"
 
 
 def demo_project() -> Path:
-    """The bundled demo project: $FIXLOOP_DEMO_PROJECT, else fixtures/projects/demo of this checkout."""
+    """The demo project: $FIXLOOP_DEMO_PROJECT, else the one that ships with fixloop."""
     override = os.environ.get(DEMO_ENV)
-    candidates = [Path(override)] if override else []
-    candidates.append(Path(__file__).resolve().parents[2] / "fixtures" / "projects" / "demo")
-    for candidate in candidates:
-        if (candidate / "tests").is_dir():
-            return candidate
-    raise ConfigError(f"the demo project is not here ({candidates[-1]}): run `fixloop demo` from a source "
-                      f"checkout (pip install -e .) or set {DEMO_ENV}")
+    if not override:
+        return bundled.demo_project()
+    if not (Path(override) / "tests").is_dir():
+        raise ConfigError(f"{DEMO_ENV}={override} is not a project with a tests/ folder; unset it to use "
+                          "the bundled demo project")
+    return Path(override)
 
 
 def demo_target(project: Path) -> dict[str, Any]:

@@ -12,10 +12,10 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fixloop.agent.call_protocols import fixed_prefix
 from fixloop.agent.localize import Suspect, ends_in_test, find_suspects
@@ -28,6 +28,7 @@ from fixloop.errors import FixloopError, TestRunError
 from fixloop.events import Done, Event, Notice
 from fixloop.interpreter import find_interpreter
 from fixloop.model.client import ChatModel
+from fixloop.model.endpoint import Endpoint, preflight
 from fixloop.model.profiles import with_profile
 from fixloop.model.warm_up import is_local_endpoint, settle, start_warm_up
 from fixloop.project_root import ProjectTarget, installed_copies, locate
@@ -43,6 +44,10 @@ from fixloop.verify import Baseline, VerificationGate, record_baseline
 from fixloop.verify.baseline import target_outcomes
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+# Seconds the copy waits for the endpoint check (a dead endpoint, a rejected key and a misnamed model are
+# known within this on a local network) before both run side by side; the check then ends the run at once.
+PREFLIGHT_HEAD_START = 0.3
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,28 @@ async def model_endpoint(settings: Settings) -> tuple[str, str]:
 
         return await ensure_local_server(settings)
     return settings.effective_base_url(), settings.model
+
+
+def open_chat_model(settings: Settings, base_url: str, model_name: str) -> ChatModel:
+    """The run's chat model; `temperature` is sent only when set (the managed local model: 0 by default)."""
+    temperature = settings.temperature
+    if temperature is None and is_local(settings):
+        temperature = 0.0
+    return ChatModel(base_url=base_url, model=model_name, api_key=settings.api_key(),
+                     timeout=settings.model_timeout, temperature=temperature, stream=settings.stream,
+                     api_version=settings.api_version)
+
+
+async def check_endpoint(settings: Settings, base_url: str, model_name: str) -> None:
+    """The preflight (model/endpoint.py) of a configured endpoint; the managed local model needs none."""
+    if not is_local(settings):
+        await preflight(Endpoint(base_url, settings.api_key(), settings.api_version), model_name)
+
+
+def _raise_if_failed(opening: asyncio.Future[ChatModel]) -> None:
+    """Raise the endpoint check's error, if it has failed by now."""
+    if opening.done() and not opening.cancelled() and (error := opening.exception()) is not None:
+        raise error
 
 
 def warm_up(settings: Settings, base_url: str, model_name: str) -> asyncio.Task[None] | None:
@@ -173,10 +200,27 @@ class FixRun:
         """The chat model for this run; a local endpoint's prompt cache is warmed with the fixed prefix."""
         settings = self.settings
         base_url, model_name = await model_endpoint(settings)
+        await check_endpoint(settings, base_url, model_name)
         warm_up(settings, base_url, model_name)
-        return ChatModel(base_url=base_url, model=model_name, api_key=settings.api_key(),
-                         timeout=settings.model_timeout, temperature=settings.temperature,
-                         stream=settings.stream)
+        return open_chat_model(settings, base_url, model_name)
+
+    async def _unless_endpoint_fails(self, opening: asyncio.Future[ChatModel], step: Awaitable[T]) -> T:
+        """Await a step (the copy, the baseline); an endpoint that fails meanwhile ends the run at once
+        (the step is cancelled and cleans up after itself)."""
+        task = asyncio.ensure_future(step)
+        try:
+            await asyncio.wait({task, opening}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            raise
+        if not task.done() and opening.done() and not opening.cancelled() and opening.exception():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            _raise_if_failed(opening)
+        return await task
 
     async def _localize(self, runner: PytestRunner, root: Path, baseline: Baseline,
                         test_ids: tuple[str, ...]) -> list[Suspect]:
@@ -219,14 +263,17 @@ class FixRun:
                                                  test_command=settings.test_command)
             self.emit(Notice(interpreter.describe(request.root), 0, "interpreter"))
             await asyncio.to_thread(clean_stale_shadows)
+            if not is_local(settings):  # a failing endpoint is mostly known by now: fail before the copy
+                await asyncio.wait({opening}, timeout=PREFLIGHT_HEAD_START)
+                _raise_if_failed(opening)
             self.emit(Notice("copying the project into a shadow workspace", 0, "shadow"))
-            shadow = await self._create_shadow(target)
+            shadow = await self._unless_endpoint_fails(opening, self._create_shadow(target))
             runner = self._runner = PytestRunner(
                 shadow.root, interpreter.command, settings.test_timeout, scratch=shadow.scratch,
                 confine_writes=shadow.container, redirect=ImportRedirect(shadow.real_top, shadow.top),
                 missing_pytest=interpreter.missing_pytest(request.root))
             self.emit(Notice("running the target tests to record the baseline", 0, "baseline"))
-            baseline = await record_baseline(runner, test_ids)
+            baseline = await self._unless_endpoint_fails(opening, record_baseline(runner, test_ids))
             await self._say_where_imports_come_from(runner, shadow)
             failing = [t for t in test_ids if t not in baseline.passing]
             self.emit(Notice(f"baseline: {len(failing)} target test(s) failing, "

@@ -23,7 +23,12 @@ class PathError(FixloopError):
 
 
 class ModelError(FixloopError):
-    """The chat model could not be reached or answered with an error."""
+    """The chat model could not be reached or answered with an error; `reason` says which, where known
+    (model/endpoint.py: unreachable, key rejected, model missing)."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class TestRunError(FixloopError):
@@ -44,6 +49,6 @@ class ShadowError(FixloopError):
 
 
 class NothingToFix(FixloopError):
-    """The target tests already pass."""
+    """The target tests already pass (the CLI's own exit code, 3)."""
 
-    exit_code = 0
+    exit_code = 3

@@ -24,7 +24,8 @@ def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    ([], "name the case folders: fixloop bench CASES_DIR…"),
+    (["--case", "nope"], "no case named nope; the cases found are bill_splitter"),
+    ([PROJECTS, "--case", "demo,nope"], "no case named nope; the cases found are careless_fix"),
     (["empty"], "no bench cases in empty: a case is a folder with a case.json"),
     (["missing"], "missing is not a folder"),
     (["broken"], "case.json: failing_test_ids must be a non-empty list of strings"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from fixloop import demo
+from fixloop import bundled, demo
 from fixloop.errors import ConfigError
 from scripted_model import ScriptedModelServer
 from support import fix_script, load_fix
@@ -67,10 +67,17 @@ def test_the_demo_project_is_found_and_targets_its_failing_test() -> None:
     assert target == {"testId": demo.DEMO_TEST} or "uri" in target
 
 
-def test_a_missing_demo_project_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_wrong_demo_override_names_the_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(demo.DEMO_ENV, str(tmp_path / "nowhere"))
-    monkeypatch.setattr(demo, "__file__", str(tmp_path / "a" / "b" / "demo.py"))
     with pytest.raises(ConfigError, match="FIXLOOP_DEMO_PROJECT"):
+        demo.demo_project()
+
+
+def test_an_install_without_the_bundled_projects_says_how_to_install(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    monkeypatch.setattr(bundled, "_PACKAGED", tmp_path / "a")
+    monkeypatch.setattr(bundled, "_CHECKOUT", tmp_path / "b")
+    with pytest.raises(ConfigError, match="Install section"):
         demo.demo_project()
 
 

@@ -294,8 +294,8 @@ def test_missing_extra_names_the_install_command(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv(LLAMA_PYTHON_ENV, str(bare))
     with pytest.raises(ConfigError) as raised:
         resolve_local_model("local", directory=tmp_path)
-    assert str(raised.value) == ("llama-cpp-python is missing: pip install 'fixloop[local]' "
-                                 "(see scripts/install-local.sh)")
+    assert str(raised.value).startswith(f"llama-cpp-python is missing from {bare}: install it with "
+                                        f"`{bare} -m pip install 'llama-cpp-python[server]==0.3.36'`")
 
 
 def test_missing_model_names_the_pull_command(tmp_path: Path, fake_llama_python: str,

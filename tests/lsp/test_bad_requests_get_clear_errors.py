@@ -77,8 +77,8 @@ async def test_unreachable_model(lsp, project: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_test_id_that_does_not_exist(lsp, project: Path) -> None:
-    client = await lsp(project, base_url="http://127.0.0.1:9/v1")
+async def test_test_id_that_does_not_exist(lsp, project: Path, scripted_model) -> None:
+    client = await lsp(project, base_url=scripted_model([]).base_url)  # a live endpoint: its check passes
     result = await command(client, FIX, {"testId": f"{TEST_FILE}::test_nope"})
     assert result["status"] == "error"
     assert result["error"]["kind"] == "TestRunError"
@@ -86,8 +86,8 @@ async def test_test_id_that_does_not_exist(lsp, project: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_passing_parametrized_test_has_nothing_to_fix(lsp, project: Path) -> None:
-    client = await lsp(project, base_url="http://127.0.0.1:9/v1")
+async def test_a_passing_parametrized_test_has_nothing_to_fix(lsp, project: Path, scripted_model) -> None:
+    client = await lsp(project, base_url=scripted_model([]).base_url)
     result = await command(client, FIX, {"testId": f"{TEST_FILE}::test_mul[2-3-6]"})
     assert result["status"] == "error"
     assert result["error"]["kind"] == "NothingToFix", result

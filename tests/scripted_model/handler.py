@@ -64,9 +64,14 @@ class ChatHandler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
-        if path in ("/v1/models", "/models"):
-            model = {"id": self.owner.model, "object": "model", "created": 0, "owned_by": "fixloop"}
-            self._send_json(200, {"object": "list", "data": [model]})
+        flavour = self.owner.flavour
+        route = flavour.route(path)
+        if route is not None and route[0] in ("models", "tags"):
+            refusal = flavour.refuse(self.headers, self.path, self.owner.model, None)
+            if refusal is not None:
+                self._send_json(refusal.status, refusal.body)
+            else:
+                self._send_json(200, flavour.listing(route[0], self.owner.model))
         elif path == "/_fixloop/requests":
             with self.owner._lock:
                 bodies = list(self.owner.requests)
@@ -83,9 +88,14 @@ class ChatHandler(BaseHTTPRequestHandler):
         except ValueError as error:
             self._send_error(400, f"request body is not JSON: {error}", "invalid_request_error")
             return
-        if path in ("/v1/chat/completions", "/chat/completions"):
+        route = self.owner.flavour.route(path)
+        if route is not None and route[0] == "chat":
             if not isinstance(body, dict):
                 self._send_error(400, "request body must be a JSON object", "invalid_request_error")
+                return
+            refusal = self.owner.flavour.refuse(self.headers, self.path, self.owner.model, body, route[1])
+            if refusal is not None:
+                self._send_json(refusal.status, refusal.body)
                 return
             try:
                 self._chat(body)
@@ -222,8 +232,8 @@ class ChatHandler(BaseHTTPRequestHandler):
     def _stream(self, answer: Answer, body: dict[str, Any], chunk_delay: float = 0,
                 record: bool = True) -> None:
         """Send the chunks; a client that goes away before the end is seen and noted (`streams`)."""
-        options = body.get("stream_options") or {}
-        chunks = list(answer.chunks(include_usage=bool(options.get("include_usage"))))
+        usage = self.owner.flavour.include_usage(body)
+        chunks = list(answer.chunks(include_usage=usage == "chunk", usage_in_last=usage == "last"))
         seen = {"request": len(self.owner.requests), "sent": 0, "chunks": len(chunks), "disconnected": False}
         if record:
             with self.owner._lock:

@@ -104,9 +104,10 @@ class Answer:
             "usage": self.usage,
         }
 
-    def chunks(self, *, include_usage: bool) -> Iterator[dict[str, Any]]:
+    def chunks(self, *, include_usage: bool, usage_in_last: bool = False) -> Iterator[dict[str, Any]]:
         """The stream as OpenAI sends it: role, small content deltas, tool calls with split arguments,
-        the finish reason, then (when asked) a usage chunk with no choices."""
+        the finish reason, then (when asked) a usage chunk with no choices; `usage_in_last` puts the usage
+        into the finish chunk instead, as llama.cpp's server does."""
         yield self._chunk({"role": "assistant", "content": "", "refusal": None}, include_usage)
         for piece in pieces(self.content or "", self.piece):
             yield self._chunk({"content": piece}, include_usage)
@@ -124,7 +125,8 @@ class Answer:
                 yield self._chunk(
                     {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}, include_usage
                 )
-        yield self._chunk({}, include_usage, finish_reason=self.finish_reason)
+        last = self._chunk({}, include_usage, finish_reason=self.finish_reason)
+        yield {**last, "usage": self.usage} if usage_in_last else last
         if include_usage:
             yield {**self._base(), "choices": [], "usage": self.usage}
 

@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
+from .flavours import FLAVOURS, Flavour
 from .handler import ChatHandler, ScriptHTTPServer
 from .script import (
     EXHAUSTED_SUMMARY,
@@ -47,9 +48,12 @@ class ScriptedModelServer:
     Content is cut at the request's `stop` sequences as a real server does. `requests` holds every chat
     request body in order. `streams` records each streamed answer: chunks sent of how many, and whether
     the client went away before the end (`disconnected`), as a server that stops generating sees it.
-    A request with `max_tokens: 1` is a prompt-cache warm-up: it is answered with one empty token, kept
-    in `warmups`, and consumes no turn. Besides /v1/chat/completions and /v1/models the server answers
-    GET /_fixloop/requests (the bodies), GET /_fixloop/state and POST /_fixloop/turns (append turns).
+    `flavour` makes it answer as a real server does (flavours.py: openai, azure, ollama, lmstudio, vllm,
+    llamacpp: listing shape, auth, tools or not, usage in streams or not); the default, `generic`, takes
+    anything. A request with `max_tokens: 1` is a prompt-cache warm-up: it is answered with one empty
+    token, kept in `warmups`, and consumes no turn. Besides /v1/chat/completions and /v1/models the server
+    answers GET /_fixloop/requests (the bodies), GET /_fixloop/state and POST /_fixloop/turns (append
+    turns).
     """
 
     def __init__(
@@ -59,9 +63,13 @@ class ScriptedModelServer:
         host: str = "127.0.0.1",
         port: int = 0,
         verbose: bool = False,
+        flavour: str = "generic",
     ) -> None:
         config = normalize_script(script)
         self.model: str = config["model"]
+        if flavour not in FLAVOURS:
+            raise ValueError(f"unknown flavour {flavour!r}; choose from {', '.join(FLAVOURS)}")
+        self.flavour: Flavour = FLAVOURS[flavour]
         self.on_exhausted: str = config["on_exhausted"]
         self.host = host
         self.port = port
@@ -84,13 +92,13 @@ class ScriptedModelServer:
     # lifecycle
 
     def start(self) -> str:
-        """Bind, serve in a daemon thread and return the base URL (ending in /v1)."""
+        """Bind, serve in a daemon thread and return the base URL (ending in /v1; Azure: the deployment)."""
         if self._httpd is not None:
             return self.base_url
         self._stopping.clear()
         self._httpd = ScriptHTTPServer((self.host, self.port), ChatHandler, self)
         self.port = self._httpd.server_address[1]
-        self.base_url = f"http://{self.host}:{self.port}/v1"
+        self.base_url = f"http://{self.host}:{self.port}{self.flavour.base_path(self.model)}"
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.05},

@@ -106,7 +106,7 @@ def sampling_for(settings: Settings, model: Drawer, gate: VerificationGate, shad
     limits = SampleLimits(samples=settings.samples, parallel=settings.sample_parallel,
                           draws_at_once=1 if single_slot else settings.sample_parallel,
                           temperature=settings.sample_temperature,
-                          best_guess_temperature=settings.temperature, seconds=settings.sample_seconds,
+                          best_guess_temperature=settings.temperature or 0.0, seconds=settings.sample_seconds,
                           tokens=settings.sample_tokens, batch=not single_slot)
 
     async def base() -> BaseFiles:

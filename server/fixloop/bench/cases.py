@@ -52,8 +52,7 @@ class BenchCase:
 def find_cases(folders: Sequence[Path]) -> list[BenchCase]:
     """Every case in or under `folders`, in order; raises CaseError for no cases or a broken case.json."""
     if not folders:
-        raise CaseError("name the case folders: fixloop bench CASES_DIR… "
-                        "(e.g. fixloop bench fixtures/projects)")
+        raise CaseError("name the case folders: fixloop bench CASES_DIR…")
     cases: list[BenchCase] = []
     for folder in folders:
         if not folder.is_dir():
@@ -153,6 +152,18 @@ def select(cases: list[BenchCase], subset: Path | None) -> list[BenchCase]:
     if not names:
         raise CaseError(f"{subset} names no cases: one case name a line")
     return [by_name[name] for name in names]
+
+
+def pick(cases: list[BenchCase], names: Sequence[str]) -> list[BenchCase]:
+    """The cases of these names (--case), in the order given; all cases when no name is given."""
+    if not names:
+        return cases
+    by_name = {case.name: case for case in cases}
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        known = ", ".join(sorted(by_name)[:8]) + (", …" if len(by_name) > 8 else "")
+        raise CaseError(f"no case named {', '.join(unknown[:5])}; the cases found are {known}")
+    return [by_name[name] for name in dict.fromkeys(names)]
 
 
 # -- fresh copies -------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from fixloop.bench.cases import BenchCase
 from fixloop.bench.judge import is_test_file
 from fixloop.bench.modes import ModeRun
 from fixloop.config import Settings
-from fixloop.engine import is_local, model_endpoint
+from fixloop.engine import is_local, model_endpoint, open_chat_model
 from fixloop.errors import FixloopError
 from fixloop.model.client import ChatModel
 from fixloop.pytest_runner import PytestRunner
@@ -73,8 +73,7 @@ async def run_oneshot(case: BenchCase, root: Path, settings: Settings) -> ModeRu
         warm = await asyncio.to_thread(build_warm_start, root, failing, list(case.failing_test_ids))
         prompt = oneshot_prompt(case.failing_test_ids, warm)
         base_url, name = await model_endpoint(settings)
-        model = ChatModel(base_url=base_url, model=name, api_key=settings.api_key(), stream=settings.stream,
-                          timeout=settings.model_timeout, temperature=settings.temperature)
+        model = open_chat_model(settings, base_url, name)
         transcript.write("prompt", system=SYSTEM, user=prompt, local=is_local(settings))
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
         reply = await model.complete(messages)

@@ -6,10 +6,11 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixloop.bench.cases import BenchCase, find_cases, select
+from fixloop.bench.cases import BenchCase, find_cases, pick, select
 from fixloop.bench.modes import parse_modes
 from fixloop.bench.report import check_report_path
 from fixloop.bench.store import default_results_path
+from fixloop.bundled import bundled_case_folders
 from fixloop.errors import ConfigError
 
 
@@ -26,6 +27,7 @@ class BenchOptions:
     report: Path | None
     judge_test_timeout: float
     judge_timeout: float
+    bundled: Path | None = None  # where the cases that ship with fixloop are, when no CASES_DIR was named
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> BenchOptions:
@@ -41,15 +43,24 @@ class BenchOptions:
             raise ConfigError(f"--subset {args.subset} is not a file: give a text file of case names")
         check_report_path(args.report)
         modes = parse_modes(args.mode)
-        cases = tuple(select(find_cases(args.cases), args.subset))
+        folders = args.cases or bundled_case_folders()
+        cases = tuple(pick(select(find_cases(folders), args.subset), _names(args.case)))
         return cls(cases, modes, args.repeat, args.jobs, args.results or default_results_path(), args.fresh,
-                   args.report, args.judge_test_timeout, args.judge_timeout)
+                   args.report, args.judge_test_timeout, args.judge_timeout,
+                   None if args.cases else folders[0].parent)
+
+
+def _names(values: list[str] | None) -> list[str]:
+    return [name.strip() for value in values or [] for name in value.split(",") if name.strip()]
 
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """The bench's own command-line options (the run options are added by the CLI)."""
     parser.add_argument("cases", nargs="*", type=Path, metavar="CASES_DIR",
-                        help="a case folder (with case.json), a folder of them, or fixtures/projects")
+                        help="a case folder (with case.json) or a folder of them (default: the fixture "
+                             "projects and bench projects that ship with fixloop)")
+    parser.add_argument("--case", action="append", metavar="NAME",
+                        help="run only the case(s) of this name; repeat or comma-separate for several")
     parser.add_argument("--subset", type=Path, help="text file of case names to run, one a line")
     parser.add_argument("--mode", action="append", metavar="MODE",
                         help="react (default), oneshot or sample; repeat or comma-separate for several")
@@ -63,4 +74,3 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds one test may take in the judge's run (default 60)")
     parser.add_argument("--judge-timeout", type=float, default=600.0,
                         help="seconds the judge's whole-suite run may take (default 600)")
-    parser.add_argument("--temperature", type=float, help="sampling temperature of the model")

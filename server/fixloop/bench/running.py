@@ -98,6 +98,8 @@ async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[Run
     key = lambda unit: run_key(unit.case.name, unit.mode, unit.repeat, settings.model)  # noqa: E731
     todo = [unit for unit in units if key(unit) not in finished]
     skipped = len(units) - len(todo)
+    if options.bundled is not None:
+        print(f"bench: no CASES_DIR named: the cases that ship with fixloop ({options.bundled})", flush=True)
     print(f"bench: {len(options.cases)} case(s) x {len(options.modes)} mode(s) x {options.repeat} repeat(s) "
           f"= {len(units)} run(s), {options.jobs} at a time; results in {options.results}"
           + (f"; {skipped} finished before, skipped (--fresh runs them again)" if skipped else ""),

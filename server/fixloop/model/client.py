@@ -65,17 +65,28 @@ class ToolsUnsupported(ModelError):
     """The endpoint rejected the `tools` parameter (HTTP 400); the loop falls back to the text protocol."""
 
 
+def open_client(base_url: str, api_key: str | None, *, api_version: str = "",
+                timeout: openai.Timeout | float = 600.0) -> openai.AsyncOpenAI:
+    """The OpenAI client for an endpoint: Bearer auth, or with `api_version` Azure OpenAI's `api-key`
+    header and `api-version` query (base URL `https://RESOURCE.openai.azure.com/openai/deployments/NAME`)."""
+    if api_version:
+        return openai.AsyncAzureOpenAI(base_url=base_url, api_key=api_key or "no-key",
+                                       api_version=api_version, timeout=timeout, max_retries=0)
+    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0)
+
+
 class ChatModel:
     """An OpenAI-compatible chat endpoint; `complete` streams one turn and returns it whole."""
 
     def __init__(self, *, base_url: str, model: str, api_key: str | None, timeout: float = 600.0,
-                 max_retries: int = 4, temperature: float = 0.0, stream: bool = True,
+                 max_retries: int = 4, temperature: float | None = None, stream: bool = True,
                  backoff: float = 1.0, max_output_tokens: int | None = 4096,
-                 stall_timeout: float = STALL_TIMEOUT, retry_window: float = RETRY_WINDOW) -> None:
+                 stall_timeout: float = STALL_TIMEOUT, retry_window: float = RETRY_WINDOW,
+                 api_version: str = "") -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.max_retries = max_retries
-        self.temperature = temperature
+        self.temperature = temperature  # None: not sent (some hosted reasoning models reject it)
         self.stream = stream
         self.timeout = timeout
         self.stall_timeout = min(stall_timeout, timeout)
@@ -85,10 +96,8 @@ class ChatModel:
         self.max_output_tokens = max_output_tokens
         self.seconds = 0.0  # time spent waiting for the endpoint, retries included (the run's figures)
         self._prompt_ratio = 0.25  # prompt tokens a character, as the server last reported them
-        self._client = openai.AsyncOpenAI(
-            base_url=self.base_url, api_key=api_key or "no-key", max_retries=0,
-            timeout=openai.Timeout(timeout, connect=min(timeout, 30.0)),
-        )
+        self._client = open_client(self.base_url, api_key, api_version=api_version,
+                                   timeout=openai.Timeout(timeout, connect=min(timeout, 30.0)))
 
     async def close(self) -> None:
         await self._client.close()
@@ -175,8 +184,9 @@ class ChatModel:
     def _request(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
                  stop: Sequence[str] | None, sampling: Sampling | None = None) -> dict[str, Any]:
         """The chat completion request's arguments (left out when empty)."""
-        kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages),
-                                  "temperature": self.temperature}
+        kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages)}
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
         if sampling is not None:
             kwargs.update(sampling.request())
         if tools:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -13,16 +14,19 @@ from fixloop.model.catalog import DEFAULT_MODEL, MODELS, get_model
 from fixloop.model.pull import model_path, models_dir, pull, status, verify_file
 
 
-def add_model_parser(subparsers: Any) -> None:
+def add_model_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> None:
     """Add `model pull [NAME] [--force]` and `model list [--verify]` to the CLI's subparsers."""
-    model = subparsers.add_parser("model", help="download and list the local models (for `model: local`)")
+    model = subparsers.add_parser("model", help="download and list the local models (for `model: local`)",
+                                  parents=list(parents),
+                                  epilog=f"models are kept in {models_dir()} [env: FIXLOOP_MODELS_DIR]")
     actions = model.add_subparsers(dest="model_command", metavar="{pull,list}")
     actions.required = True
-    pull_parser = actions.add_parser("pull", help="download and verify a local model")
+    pull_parser = actions.add_parser("pull", help="download and verify a local model", parents=list(parents))
     pull_parser.add_argument("name", nargs="?", default=DEFAULT_MODEL,
                              help=f"model name (default {DEFAULT_MODEL}); see `fixloop model list`")
     pull_parser.add_argument("--force", action="store_true", help="download again even if present")
-    list_parser = actions.add_parser("list", help="show the known models and which are downloaded")
+    list_parser = actions.add_parser("list", help="show the known models and which are downloaded",
+                                     parents=list(parents))
     list_parser.add_argument("--verify", action="store_true", help="hash downloaded files not verified yet")
 
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from fixloop.config import Settings
 
 LLAMA_PYTHON_ENV = "FIXLOOP_LLAMA_PYTHON"
+LLAMA_REQUIREMENT = "llama-cpp-python[server]==0.3.36"  # the `local` extra in pyproject.toml
 _PR_SET_PDEATHSIG = 1
 _START_ATTEMPTS = 3
 # Modules `python -m llama_cpp.server` needs: llama-cpp-python plus its [server] extra.
@@ -138,7 +139,8 @@ class LocalModelServer:
                                  f"(log: {log_path}): {tail or 'no output'}")
             if code in (-signal.SIGILL, 128 + signal.SIGILL):
                 raise ModelError("llama.cpp crashed with an illegal instruction (built for another CPU): "
-                                 "reinstall it with scripts/install-local.sh --rebuild")
+                                 "rebuild it with portable flags: scripts/install-local.sh --rebuild in a "
+                                 "fixloop checkout (see the README's local model section)")
             last_error = f"exit {code}: {tail or 'no output'} (log: {log_path})"
             in_use = "address already in use" in tail.lower() or "errno 98" in tail.lower()
             if not in_use or self.port:
@@ -272,6 +274,18 @@ def _missing_modules(python: str) -> list[str] | None:
     return missing
 
 
+def llama_problem() -> str | None:
+    """Why llama.cpp's server cannot start here (one line with the fix), or None when it can."""
+    python = llama_python()
+    missing = _missing_modules(python)
+    if missing is None:
+        return (f"cannot run {python} (from ${LLAMA_PYTHON_ENV}): point it at a Python with "
+                "llama-cpp-python[server], or unset it")
+    if missing:
+        return f"llama-cpp-python is missing from {python}: {install_llama_hint(python)}"
+    return None
+
+
 def resolve_local_model(spec: str, *, directory: Path | None = None,
                         catalog: tuple[ModelInfo, ...] | None = None) -> tuple[ModelInfo, Path]:
     """`local` → the default model, `local:<name>` → that one; checks llama.cpp and the file are there."""
@@ -279,14 +293,9 @@ def resolve_local_model(spec: str, *, directory: Path | None = None,
     if head != "local":
         raise ConfigError(f"{spec!r} is not a local model: use `local` or `local:<name>`")
     info = get_model(name or None, catalog=catalog)
-    python = llama_python()
-    missing = _missing_modules(python)
-    if missing is None:
-        raise ConfigError(f"cannot run {python} (from ${LLAMA_PYTHON_ENV}): point it at a Python with "
-                          "llama-cpp-python[server], or unset it")
-    if missing:
-        raise ConfigError("llama-cpp-python is missing: pip install 'fixloop[local]' "
-                          "(see scripts/install-local.sh)")
+    problem = llama_problem()
+    if problem:
+        raise ConfigError(problem)
     path = model_path(info, directory)
     state = status(info, directory)
     if state == "missing":
@@ -318,3 +327,9 @@ async def stop_local_server() -> None:
     while _shared:
         _key, server = _shared.popitem()
         await server.stop()
+
+
+def install_llama_hint(python: str) -> str:
+    """The command that adds the local model's server to an interpreter (the `local` extra)."""
+    return (f"install it with `{python} -m pip install '{LLAMA_REQUIREMENT}'` (or run "
+            "scripts/install-local.sh in a fixloop checkout, which builds llama.cpp with portable CPU flags)")

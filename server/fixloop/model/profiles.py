@@ -50,6 +50,9 @@ PROFILES: tuple[ModelProfile, ...] = (
     ModelProfile("Qwen", r"qwen", _MID),
     ModelProfile("Llama", r"llama", _MID),
     ModelProfile("DeepSeek", r"deepseek", {**_MID, "context_chars": 96_000}),
+    # OpenAI's reasoning models reject `temperature`: it stays unsent unless the user sets it.
+    ModelProfile("OpenAI reasoning", r"^(openai/)?(o\d|gpt-5)",
+                 {key: value for key, value in _LARGE.items() if key != "temperature"}),
     ModelProfile("GPT", r"^(openai/)?(gpt-|o\d)", _LARGE),
     ModelProfile("Claude", r"claude", _LARGE),
 )
