@@ -20,7 +20,7 @@ import uuid
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from fixloop import __version__
 from fixloop.errors import FixloopError, PathError
@@ -172,7 +172,10 @@ def normalize_test_id(root: Path, raw: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    if "fix" in argv and "--json" in argv:
+        _usage_errors_as_json(parser, argv)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
@@ -183,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         return _dispatch(args)
     except KeyboardInterrupt:
         if args.command == "fix" and args.json:
-            print(json.dumps(_failed_result(args, "cancelled", "interrupted").to_json(), indent=2))
+            print(_failed_json(args.test_ids, "cancelled", "interrupted"))
         print("fixloop: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except FixloopError as error:
@@ -233,16 +236,29 @@ async def _models(args: argparse.Namespace) -> int:
     return EXIT_FIXED
 
 
-def _failed_result(args: argparse.Namespace, status: str, message: str, error: FixloopError | None = None,
-                   run: Any = None) -> Any:
-    """The FixResult of a run that ended before it had one (an error, Ctrl-C), for --json."""
+def _failed_json(test_ids: list[str], status: str, message: str, kind: str | None = None,
+                 run: Any = None) -> str:
+    """The FixResult (as --json prints it) of a run that ended before it had one: an error, Ctrl-C."""
     from fixloop.result import FixError, FixResult
 
     path = run.transcript_path if run is not None else None
-    return FixResult(run_id=run.run_id if run is not None else uuid.uuid4().hex[:12], status=status,
-                     test_ids=tuple(args.test_ids), summary=message,
-                     transcript=str(path) if path else None,
-                     error=FixError(type(error).__name__, message) if error is not None else None)
+    result = FixResult(run_id=run.run_id if run is not None else uuid.uuid4().hex[:12], status=status,
+                       test_ids=tuple(test_ids), summary=message, transcript=str(path) if path else None,
+                       error=FixError(kind, message) if kind else None)
+    return json.dumps(result.to_json(), indent=2)
+
+
+def _usage_errors_as_json(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """`fix --json` with a bad option still prints a FixResult (kind UsageError) before exiting 2."""
+    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    fix = subcommands.choices["fix"]
+
+    def error(message: str) -> NoReturn:
+        print(_failed_json([arg for arg in argv if "::" in arg], "error", message, "UsageError"))
+        fix.print_usage(sys.stderr)
+        fix.exit(EXIT_BAD_INPUT, f"fixloop fix: error: {message}\n")
+
+    fix.error = error  # type: ignore[method-assign]
 
 
 async def _fix(args: argparse.Namespace) -> int:
@@ -256,7 +272,7 @@ async def _fix(args: argparse.Namespace) -> int:
         return await _fix_run(args, started)
     except FixloopError as error:
         if args.json:
-            print(json.dumps(_failed_result(args, "error", error.message, error, run).to_json(), indent=2))
+            print(_failed_json(args.test_ids, "error", error.message, type(error).__name__, run))
         print(f"fixloop: {error.message}", file=sys.stderr)
         return error.exit_code
 

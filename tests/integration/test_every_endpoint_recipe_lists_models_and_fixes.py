@@ -1,7 +1,8 @@
 """Each endpoint recipe of the README (OpenAI, Azure OpenAI, Ollama, LM Studio, vLLM, llama.cpp's server),
 set up exactly as the recipe says against a scripted server answering as that server does: `fixloop models`
 lists its model, a fix lands (through the text protocol where the server refuses tools), `temperature` is
-not sent unless set, and a misnamed model or a dead endpoint ends the run in one line before any turn."""
+sent only when set (by the user or by the model family's profile), and a misnamed model, a rejected key or
+a dead endpoint ends the run in one line before any turn."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from fixloop.config import load_settings
 from fixloop.engine import FixRequest, FixRun
 from fixloop.errors import ModelError
 from fixloop.events import Event, Notice
+from fixloop.model.profiles import profile_for
 from scripted_model import ScriptedModelServer
 from scripted_model.flavours import AZURE_API_VERSION, AZURE_KEY, OPENAI_KEY, VLLM_KEY
 from support import fix_script, load_fix, text_fix_script
@@ -84,7 +86,9 @@ async def test_the_recipe_lists_the_model_and_fixes_the_demo(name, scripted_mode
     result, events = await _fix(fixture_project("demo"), env)
     assert result.status == "fixed", (result.summary, server.failures)
     bodies = server.requests
-    assert all("temperature" not in body for body in bodies)
+    profiled = profile_for(recipe.model).values.get("temperature")  # a known family's default, else unsent
+    assert [body.get("temperature", "unsent") for body in bodies] == [
+        "unsent" if profiled is None else profiled] * len(bodies)
     switched = [e.text for e in events if isinstance(e, Notice) and "text protocol" in e.text]
     if recipe.tools:
         assert all(body.get("tools") for body in bodies) and not switched
@@ -134,10 +138,15 @@ def test_a_dead_endpoint_is_one_line_and_exit_2(fixture_project, recipe_env, cap
                                                   "refused"), err
 
 
-def test_temperature_is_sent_when_set(scripted_model, fixture_project, recipe_env, capsys):
-    recipe = RECIPES["ollama"]
+@pytest.mark.parametrize(("model", "flags", "sent"), [
+    ("o3-mini", [], "unsent"),  # a reasoning model: its profile leaves temperature out
+    ("my-finetune", [], "unsent"),  # no profile: the endpoint's own default
+    ("o3-mini", ["--temperature", "0.2"], 0.2),  # set: sent
+])
+def test_temperature_is_sent_only_when_set(model, flags, sent, scripted_model, fixture_project, recipe_env):
+    recipe = Recipe("openai", model, {"OPENAI_API_KEY": OPENAI_KEY})
     server = _server(scripted_model, recipe)
     recipe_env(recipe, server)
     root = fixture_project("demo")
-    assert main(["fix", TARGET[0], "--root", str(root), "--temperature", "0.2", "-q"]) == 0
-    assert {body.get("temperature") for body in server.requests} == {0.2}
+    assert main(["fix", TARGET[0], "--root", str(root), "-q", *flags]) == 0
+    assert {body.get("temperature", "unsent") for body in server.requests} == {sent}

@@ -83,6 +83,17 @@ def test_json_is_a_fix_result_for_every_error(tmp_path: Path, fixture_project, s
         assert result["testIds"] and result["runId"] and result["diff"] == ""
 
 
+def test_json_is_a_fix_result_for_a_bad_option_too(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["fix", TARGET, "--max-steps", "many", "--json"])
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert exited.value.code == 2 and result["status"] == "error" and result["testIds"] == [TARGET]
+    message = "argument --max-steps: invalid int value: 'many'"
+    assert result["error"] == {"kind": "UsageError", "message": message}
+    assert err.rstrip().endswith(f"fixloop fix: error: {message}")
+
+
 def test_tests_that_already_pass_exit_3_with_a_result(fixture_project, scripted_model, monkeypatch, capsys):
     server = scripted_model(fix_script("demo"))
     monkeypatch.setenv("FIXLOOP_MODEL", "scripted")
