@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from fixloop.agent.call_protocols import fixed_prefix
+from fixloop.agent.candidates import describe_changes, fix_key
 from fixloop.agent.localize import Suspect, ends_in_test, find_suspects
 from fixloop.agent.loop import LoopLimits, ReActLoop
-from fixloop.agent.prompts import task_prompt
+from fixloop.agent.prompts import another_fix_prompt, task_prompt
 from fixloop.agent.sampling_turns import sampling_for
+from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import build_warm_start
 from fixloop.config import Settings
 from fixloop.errors import FixloopError, TestRunError
@@ -59,6 +61,16 @@ class FixRequest:
     root: Path
     test_ids: tuple[str, ...]
     overlays: Mapping[str, str] = field(default_factory=dict)
+    previous: PreviousRun | None = None  # "try another fix": the run whose proposal the user rejected
+
+
+@dataclass(frozen=True)
+class PreviousRun:
+    """A finished run whose proposed fix the user rejected: its conversation goes on, without that fix."""
+
+    messages: tuple[dict[str, Any], ...]
+    rejected: tuple[FileChange, ...]  # the proposal, relative to the tests' project
+    reason: str = ""
 
 
 def is_local(settings: Settings) -> bool:
@@ -135,6 +147,8 @@ class FixRun:
         self._started = time.monotonic()
         self._model: ChatModel | None = None
         self._runner: PytestRunner | None = None
+        self.conversation: tuple[dict[str, Any], ...] = ()  # the loop's messages, once it has run
+        self.proposal: tuple[FileChange, ...] = ()  # a verified fix, relative to the tests' project
 
     @property
     def model_seconds(self) -> float:
@@ -222,6 +236,19 @@ class FixRun:
             _raise_if_failed(opening)
         return await task
 
+    def _first_message(self, test_ids: tuple[str, ...], warm: str, tried: TriedFixes, *,
+                       code_first: bool) -> tuple[str, list[dict[str, Any]]]:
+        """The task and the conversation before it: none for a new run; for another fix, the rejected run's
+        (its fix excluded from this one)."""
+        previous = self.request.previous
+        if previous is None:
+            return task_prompt(test_ids, warm, code_first=code_first), []
+        rejected = list(previous.rejected)
+        tried.exclude(fix_key(rejected), describe_changes(rejected), "rejected by the user")
+        self.emit(Notice("trying another fix: the user rejected the last one", 0, "another"))
+        prompt = another_fix_prompt(unified_diff(rejected), previous.reason, code_first=code_first)
+        return prompt, list(previous.messages[1:])
+
     async def _localize(self, runner: PytestRunner, root: Path, baseline: Baseline,
                         test_ids: tuple[str, ...]) -> list[Suspect]:
         """Suspects by coverage (`localize: auto`) when the first failing target fails in the test itself."""
@@ -278,9 +305,11 @@ class FixRun:
             failing = [t for t in test_ids if t not in baseline.passing]
             self.emit(Notice(f"baseline: {len(failing)} target test(s) failing, "
                              f"{len(baseline.passing)} test(s) passing", 0, "baseline"))
-            suspects = await self._localize(runner, shadow.root, baseline, test_ids)
-            warm = await asyncio.to_thread(build_warm_start, shadow.root, baseline.run, list(test_ids),
-                                           settings.warm_start_chars, suspects)
+            warm = ""
+            if request.previous is None:  # going on with a conversation: it holds the warm start already
+                suspects = await self._localize(runner, shadow.root, baseline, test_ids)
+                warm = await asyncio.to_thread(build_warm_start, shadow.root, baseline.run, list(test_ids),
+                                               settings.warm_start_chars, suspects)
             model = self._model = await opening
             # run_tests without ids runs the targets that fail (the prompt says so)
             targets = failing or list(test_ids)
@@ -290,9 +319,12 @@ class FixRun:
             gate = VerificationGate(shadow, runner, baseline, allow_test_edits=settings.allow_test_edits)
 
             protocol = settings.protocol
-            sampling = sampling_for(settings, model, gate, shadow, self.emit, single_slot=is_local(settings))
-            code_first = sampling is not None and sampling.starts_with_code
-            loop = ReActLoop(model, toolbox, task=task_prompt(test_ids, warm, code_first=code_first),
+            tried = TriedFixes()
+            sampling = sampling_for(settings, model, gate, shadow, self.emit, single_slot=is_local(settings),
+                                    tried=tried)
+            task, history = self._first_message(test_ids, warm, tried,
+                                                code_first=sampling is not None and sampling.starts_with_code)
+            loop = ReActLoop(model, toolbox, task=task, history=history, tried=tried,
                              verify=lambda summary: gate.check(),
                              emit=self.emit, protocol=protocol,
                              compact_tools=settings.compact_tools or is_local(settings), sampling=sampling,
@@ -305,7 +337,9 @@ class FixRun:
                 outcome = await loop.run()
             finally:
                 self.steps, self.attempts = loop.step, loop.attempts
+                self.conversation = tuple(loop.conversation.messages)
             fixed = outcome.status == "fixed"
+            self.proposal = tuple(gate.proposal) if fixed else ()
             # Exactly what the gate judged on its clean copy: nothing after the accepted check counts.
             changes = tuple(FileChange(target.to_workspace(change.path), change.old_text, change.new_text)
                             for change in gate.proposal) if fixed else ()

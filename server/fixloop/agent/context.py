@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,18 @@ class Conversation:
     keep_whole: int = 3
     messages: list[dict[str, Any]] = field(default_factory=list)
     _observations: list[int] = field(default_factory=list)
+
+    @classmethod
+    def opening(cls, system: str, task: str, history: Sequence[dict[str, Any]] = (),
+                budget_chars: int = 48_000) -> Conversation:
+        """A run's first messages: the system prompt, an earlier run's conversation going on (after its
+        system prompt; another fix), and the task."""
+        conversation = cls(budget_chars=budget_chars)
+        conversation.add({"role": "system", "content": system})
+        for message in history:
+            conversation.add(dict(message), observation=message.get("role") in ("user", "tool"))
+        conversation.add({"role": "user", "content": task})
+        return conversation
 
     def add(self, message: dict[str, Any], *, observation: bool = False) -> None:
         if observation:

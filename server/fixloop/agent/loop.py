@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from fixloop.agent import prompts
 from fixloop.agent.acting import StuckWatch, ToolboxLike, run_calls
@@ -48,23 +49,24 @@ class ReActLoop:
         single_arg: dict[str, str] | None = None,
         compact_tools: bool = False,
         sampling: SamplingTurns | None = None,
+        tried: TriedFixes | None = None,
+        history: Sequence[dict[str, Any]] = (),
     ) -> None:
         self.model = model
         self.toolbox = toolbox
-        self.verify = verify
         self.emit = emit
         self.compact_tools = compact_tools
         self.limits = limits or LoopLimits()
         self.protocol: CallProtocol = call_protocol(protocol, toolbox.names, single_arg)
         self.spent = Spent(self.limits)
         self.sampling = sampling
-        tried = sampling.search.tried if sampling is not None else TriedFixes()
+        if tried is None:
+            tried = sampling.search.tried if sampling is not None else TriedFixes()
         self.submissions = Submissions(verify, self.spent, self.limits, emit, tried, lambda: self.step)
         self.stuck = StuckWatch(self.limits.stuck_nudge_at, self.limits.stuck_stop_at)
-        self.conversation = Conversation(budget_chars=self.limits.context_chars)
         self.echo = EchoIndex()
-        self.conversation.add({"role": "system", "content": self._system_prompt()})
-        self.conversation.add({"role": "user", "content": task})
+        self.conversation = Conversation.opening(self._system_prompt(), task, history,
+                                                 budget_chars=self.limits.context_chars)
 
     @property
     def step(self) -> int:

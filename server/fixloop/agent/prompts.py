@@ -48,6 +48,18 @@ def task_prompt(test_ids: Sequence[str], warm_start: str, *, code_first: bool = 
     return "\n\n".join(parts)
 
 
+def another_fix_prompt(diff: str, reason: str, *, code_first: bool = False) -> str:
+    """The message that goes on with a run whose proposed fix the user rejected."""
+    parts = [f"The user rejected the fix you proposed:\n```diff\n{diff.strip()[:3000]}\n```"]
+    if reason.strip():
+        parts.append(f"The user's reason: {reason.strip()[:1000]}")
+    parts.append("The files are back as they were before that fix, and that fix will not be accepted again: "
+                 "find a different one.")
+    parts.append(CODE_ASK if code_first else "Fix the code under test with edit_file or replace_function, "
+                 "run the tests, then call submit.")
+    return "\n\n".join(parts)
+
+
 NO_TOOL_NUDGE = ("You did not call a tool. Call exactly one tool now (edit_file, write_file, read_file, "
                  "run_tests, ...). When the fix is done and the tests pass, call submit.")
 NO_TOOL_NUDGE_TEXT = ('You did not call a tool. Reply with one tool call as JSON: ```json {"name": ..., '

@@ -99,7 +99,7 @@ class CandidateSearch:
         self.base = base
         self.limits = limits
         self.emit = emit
-        self.tried = tried or TriedFixes()
+        self.tried = tried if tried is not None else TriedFixes()
         self.rounds = 0
         self.candidates = 0  # drawn in all rounds
 

@@ -17,6 +17,7 @@ from fixloop.agent.candidates import BaseFiles, Candidate, shadow_reader
 from fixloop.agent.context import Conversation
 from fixloop.agent.edit_forms import resample_ask, round_feedback
 from fixloop.agent.sampling import CandidateSearch, Drawer, RoundRequest, RoundResult, SampleLimits
+from fixloop.agent.tried import TriedFixes
 from fixloop.config import Settings
 from fixloop.events import Event
 from fixloop.model.replies import ModelReply
@@ -95,7 +96,8 @@ def _summary(result: RoundResult, samples: int) -> str:
 
 
 def sampling_for(settings: Settings, model: Drawer, gate: VerificationGate, shadow: ShadowWorkspace,
-                 emit: Callable[[Event], None], *, single_slot: bool) -> SamplingTurns | None:
+                 emit: Callable[[Event], None], *, single_slot: bool,
+                 tried: TriedFixes | None = None) -> SamplingTurns | None:
     """The run's sampling as its settings say (None: none at all). `single_slot`: the endpoint answers one
     request at a time and ignores `n` (the managed llama.cpp model)."""
     sample_first = settings.strategy == "sample" and settings.samples > 1
@@ -117,7 +119,7 @@ def sampling_for(settings: Settings, model: Drawer, gate: VerificationGate, shad
         await asyncio.to_thread(put_changes, shadow, list(candidate.changes))
         gate.accept(list(verdict.changes or candidate.changes))
 
-    search = CandidateSearch(model, gate, base, limits, emit=emit)
+    search = CandidateSearch(model, gate, base, limits, emit=emit, tried=tried)
     return SamplingTurns(search, start_samples=start, samples=settings.samples, rounds=rounds, accept=accept)
 
 

@@ -4,14 +4,18 @@ judged, the fixes tried before) and the same rejected change coming back, after 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 from fixloop.agent import prompts
 from fixloop.agent.candidates import describe_changes, fix_key
 from fixloop.agent.run_state import GateAnswer, LoopLimits, LoopOutcome, Spent, Step
 from fixloop.agent.tried import TriedFixes
 from fixloop.events import Event, Notice, Verdict
+from fixloop.result import FileChange
 from fixloop.shadow import unified_diff
 from fixloop.tools.base import ToolResult
+
+USER_REJECTED = "the user rejected exactly this fix: the tests pass with it, but find a different one"
 
 
 class Submissions:
@@ -31,6 +35,9 @@ class Submissions:
         self.spent.attempts += 1
         self.emit(Notice(notice, self.step(), "verify"))
         verdict = await self.verify(summary)
+        changes = tuple(getattr(verdict, "changes", ()) or ())
+        if verdict.accepted and self.tried.excluded(fix_key(changes)):
+            verdict = Refused((USER_REJECTED,), changes)
         self.emit(Verdict(verdict.accepted, tuple(verdict.reasons), self.spent.attempts, self.step()))
         return verdict
 
@@ -68,6 +75,16 @@ class Submissions:
         reason = verdict.reasons[0] if verdict.reasons else "rejected"
         self.tried.add(key, describe_changes(changes), reason)
         return again
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A verdict of the loop's own: a fix the tests accept that must not be proposed."""
+
+    reasons: tuple[str, ...]
+    changes: tuple[FileChange, ...]
+    accepted: bool = False
+    evidence: tuple[str, ...] = ()
 
 
 def _evidence(verdict: GateAnswer) -> tuple[str, ...]:

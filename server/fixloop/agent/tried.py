@@ -20,6 +20,7 @@ class TriedFixes:
 
     def __init__(self) -> None:
         self._tried: dict[FixKey, TriedFix] = {}
+        self._excluded: set[FixKey] = set()
 
     def __len__(self) -> int:
         return len(self._tried)
@@ -30,6 +31,14 @@ class TriedFixes:
 
     def get(self, key: FixKey) -> TriedFix | None:
         return self._tried.get(key)
+
+    def exclude(self, key: FixKey, description: str, reason: str) -> None:
+        """A fix never to propose, whatever the tests say (the user rejected it)."""
+        self._excluded.add(key)
+        self.add(key, description, reason)
+
+    def excluded(self, key: FixKey) -> bool:
+        return key in self._excluded
 
     def lines(self, limit: int = 6) -> list[str]:
         """The latest `limit` tried fixes, one line each, for the model."""

@@ -7,7 +7,8 @@ from lsprotocol import types
 FIX_FAILING_TEST = "fixloop.server.fixFailingTest"
 RUN_TESTS = "fixloop.server.runTests"
 CANCEL = "fixloop.server.cancel"
-ALL = (FIX_FAILING_TEST, RUN_TESTS, CANCEL)
+TRY_ANOTHER_FIX = "fixloop.server.tryAnotherFix"
+ALL = (FIX_FAILING_TEST, RUN_TESTS, CANCEL, TRY_ANOTHER_FIX)
 
 
 def fix_command(test_id: str, uri: str, title: str | None = None, root: str | None = None) -> types.Command:

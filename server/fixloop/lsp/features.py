@@ -12,11 +12,12 @@ from fixloop.lsp.handlers import (
     initialize,
     initialized,
     run_tests_command,
+    try_another_fix_command,
 )
 from fixloop.lsp.server import FixloopServer, RunFactory
 
 METHODS = (initialize, initialized, did_change_configuration, did_save, code_action, code_lens)
-COMMANDS = (fix_failing_test_command, run_tests_command, cancel_command)
+COMMANDS = (fix_failing_test_command, run_tests_command, cancel_command, try_another_fix_command)
 
 
 def create_server(run_factory: RunFactory | None = None) -> FixloopServer:

@@ -21,6 +21,7 @@ from fixloop.lsp.diagnostic_runs import first_failing
 from fixloop.lsp.documents import relpath, unsaved_buffers
 from fixloop.lsp.errors import UnsupportedClient, error_detail
 from fixloop.lsp.fix_target import FixTarget, resolve_target
+from fixloop.lsp.kept_runs import KeptRun
 from fixloop.lsp.progress import FixProgress, one_line, short_line, trace_line
 from fixloop.lsp.runs import ActiveRun
 from fixloop.lsp.server import FixloopServer, FixRunLike
@@ -39,10 +40,13 @@ class FixSession:
     """One fixFailingTest request from arguments to answer; cancellable until the edit is proposed."""
 
     def __init__(self, ls: FixloopServer, task: asyncio.Task[Any] | None,
-                 client_token: types.ProgressToken | None) -> None:
+                 client_token: types.ProgressToken | None, *, again: KeptRun | None = None,
+                 reason: str = "") -> None:
         self.ls = ls
         self.task = task
         self.client_token = client_token
+        self.again = again  # "try another fix": the run whose proposal the user rejected
+        self.reason = reason
         self.cancellable = True
         self.cancel_requested = False
         self.progress: FixProgress | None = None
@@ -68,10 +72,12 @@ class FixSession:
         try:
             if not EditCapabilities.of(self.ls.client_capabilities).can_take_a_fix:
                 raise UnsupportedClient(CANNOT_TAKE_A_FIX)
-            target = resolve_target(self.ls, args)
+            target = (FixTarget(self.again.root, self.again.test_ids) if self.again is not None
+                      else resolve_target(self.ls, args))
             settings = await self._prepare(target)
             fix_run = self._make_run(target, settings)
             result = await self._execute(fix_run)
+            self._keep(fix_run, result, target)
         except asyncio.CancelledError:
             if not self.cancel_requested:
                 raise  # the server is going away, not a user's cancel
@@ -119,12 +125,21 @@ class FixSession:
             self.ls.show(f"fixloop: {error} (using the default)", types.MessageType.Warning)
 
     def _make_run(self, target: FixTarget, settings: Settings) -> FixRunLike:
-        from fixloop.engine import FixRequest, FixRun  # the engine loads with the first fix
+        from fixloop.engine import FixRequest, FixRun, PreviousRun  # the engine loads with the first fix
 
-        request = FixRequest(target.root, self.test_ids, unsaved_buffers(self.ls, target.root))
+        again = self.again
+        previous = PreviousRun(again.messages, again.proposal, self.reason) if again is not None else None
+        request = FixRequest(target.root, self.test_ids, unsaved_buffers(self.ls, target.root), previous)
         if self.ls.run_factory is not None:
             return self.ls.run_factory(request, settings, self.on_event)
         return FixRun(request, settings, on_event=self.on_event)
+
+    def _keep(self, fix_run: FixRunLike, result: FixResult, target: FixTarget) -> None:
+        """A run that proposes a fix is kept a while: the user may reject it and ask for another."""
+        messages = getattr(fix_run, "conversation", ())
+        proposal = getattr(fix_run, "proposal", ())
+        if result.status == "fixed" and messages and proposal:
+            self.ls.kept_runs.keep(result.run_id, KeptRun(target.root, self.test_ids, messages, proposal))
 
     async def _execute(self, fix_run: FixRunLike) -> FixResult:
         self.run_id = fix_run.run_id

@@ -20,6 +20,7 @@ from fixloop import __version__
 from fixloop.config import Settings
 from fixloop.events import Event
 from fixloop.lsp.diagnostics import FailureStore
+from fixloop.lsp.kept_runs import KeptRuns
 from fixloop.lsp.runs import RunRegistry
 from fixloop.lsp.settings import SettingsState
 from fixloop.result import FixResult
@@ -108,6 +109,7 @@ class FixloopServer(LanguageServer):
         self.run_factory = run_factory
         self.requests = RequestTasks()
         self.runs = RunRegistry()
+        self.kept_runs = KeptRuns()  # runs that proposed a fix, for "try another fix"
         self.settings = SettingsState()
         self.failures = FailureStore()
         self.background: set[asyncio.Task[Any]] = set()
