@@ -76,3 +76,25 @@ def test_the_path_is_read_from_the_line_before_the_fence_or_a_first_line_comment
     reply = "In `pkg/a.py`:\n```python\nx = 1\n```\n```python\n# file: b.py\ny = 2\n```\n```\nz = 3\n```"
     blocks = code_blocks(reply)
     assert [block.path for block in blocks] == ["pkg/a.py", "b.py", None]
+
+
+def test_the_shapes_a_small_model_writes_are_read():
+    # a fence, the example's path copied, a second opening fence, an indented method, then prose
+    reply = ("```python\npath/to/shop.py\n```python\n    @property\n    def count(self):\n"
+             "        return len(self.items)\n```\n\nThis fixes the count.\n")
+    edit = apply_code_reply(reply, {"pkg/shop.py": SHOP, "pkg/other.py": "def count():\n    pass\n"})
+    assert edit.applied == ("pkg/shop.py: replaced method Cart.count",), edit.problems
+    assert edit.files["pkg/shop.py"] == SHOP.replace("len(self.items) + 1", "len(self.items)")
+
+
+def test_a_wrong_path_yields_to_the_file_that_defines_the_function():
+    reply = "other.py\n```python\ndef total(items):\n    return sum(items)\n```\n"
+    edit = apply_code_reply(reply, {"shop.py": SHOP, "other.py": "def unrelated():\n    pass\n"})
+    assert list(edit.files) == ["shop.py"]
+
+
+def test_blocks_of_other_languages_and_an_unfinished_last_block():
+    reply = ("```diff\n-    return sum(items) - 1\n+    return sum(items)\n```\n"
+             "shop.py\n```python\ndef total(items):\n    return sum(items)\n")  # the reply was cut here
+    (block,) = code_blocks(reply)
+    assert block.path == "shop.py" and block.code.startswith("def total(items):")

@@ -16,16 +16,24 @@ the code under test, each whole (from its `def` line, decorators included, to it
 block, with the file's path on the line before the block. Change only what the fix needs; never change \
 the tests. For example:
 
-path/to/module.py
+{path}
 ```python
 def the_function(argument):
     ...
 ```"""
+_HEADER_PATH = re.compile(r"^(?:### |--- a/)(\S+\.py)\b", re.MULTILINE)
+
+
+def code_ask(context: str) -> str:
+    """CODE_ASK, its example under the path of the first code file `context` shows (a small model copies
+    the example's path)."""
+    found = _HEADER_PATH.search(context)
+    return CODE_ASK.format(path=found.group(1) if found else "path/to/module.py")
 RESAMPLE_ASK = """Let us try fixes as code. {tried}Reply with the corrected function(s) of the code under \
 test, each whole, in a ```python block with the file's path on the line before it, and nothing else."""
 CONTINUE_WITH_TOOLS = ("Find the real cause now: read the code the failing test reaches (read_file), fix it "
                        "with edit_file or replace_function, run_tests, then submit.")
-_FENCE = re.compile(r"^[ \t]*```")
+_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[ \t]*$")
 _PATH_LINE = re.compile(r"^[ \t]*[#*`]*[ \t]*[\w./\\-]+\.py[`*:]*[ \t]*$")
 
 
@@ -47,18 +55,27 @@ class CodeReplyWatch:
 
 def code_end(text: str) -> int | None:
     """Where the code of a reply ends: after a closing fence followed by a complete line of prose (not a
-    blank line, a file path or another block's opening fence); None while that cannot be known yet."""
+    blank line, a file path or another block's opening fence); None while that cannot be known yet. A
+    fence with a language right after an opening one and a path line opens the block again."""
     inside = False
     closed_at: int | None = None
+    written: list[str] = []
     position = 0
     for line in text.splitlines(keepends=True):
         start, position = position, position + len(line)
         if not line.endswith("\n"):
             break  # an incomplete line decides nothing yet
-        if _FENCE.match(line):
-            inside = not inside
-            closed_at = None if inside else position
-        elif not inside and closed_at is not None and line.strip() and not _PATH_LINE.match(line):
+        fence = _FENCE.match(line)
+        if fence is not None:
+            reopened = inside and fence.group(1) and (not written or (
+                len(written) == 1 and _PATH_LINE.match(written[0])))
+            if not inside or reopened:
+                inside, closed_at, written = True, None, []
+            else:
+                inside, closed_at = False, position
+        elif inside:
+            written += [line] if line.strip() else []
+        elif closed_at is not None and line.strip() and not _PATH_LINE.match(line):
             return start
     return None
 

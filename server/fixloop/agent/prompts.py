@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fixloop.agent.edit_forms import CODE_ASK
+from fixloop.agent.edit_forms import code_ask
 
 RULES = """You are fixloop, an expert Python engineer. You fix failing pytest tests in the user's project.
 Rules:
@@ -42,7 +42,7 @@ def task_prompt(test_ids: Sequence[str], warm_start: str, *, code_first: bool = 
     if warm_start.strip():
         parts.append(warm_start.strip())
     if code_first:
-        parts.append("Find the bug in the code under test above. " + CODE_ASK)
+        parts.append("Find the bug in the code under test above. " + code_ask(warm_start))
     else:
         parts.append("Find the bug in the code under test above and fix it now with edit_file.")
     return "\n\n".join(parts)
@@ -55,8 +55,8 @@ def another_fix_prompt(diff: str, reason: str, *, code_first: bool = False) -> s
         parts.append(f"The user's reason: {reason.strip()[:1000]}")
     parts.append("The files are back as they were before that fix, and that fix will not be accepted again: "
                  "find a different one.")
-    parts.append(CODE_ASK if code_first else "Fix the code under test with edit_file or replace_function, "
-                 "run the tests, then call submit.")
+    parts.append(code_ask(diff) if code_first else "Fix the code under test with edit_file or "
+                 "replace_function, run the tests, then call submit.")
     return "\n\n".join(parts)
 
 

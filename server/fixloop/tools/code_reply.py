@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-_FENCE = re.compile(r"^[ \t]*```[ \t]*(python3?|py)?[ \t]*\n(.*?)^[ \t]*```[ \t]*$",
-                    re.MULTILINE | re.DOTALL | re.IGNORECASE)
+_FENCE_LINE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[ \t]*$")
+_PYTHON_TAGS = ("", "python", "python3", "py")
+_BARE_PATH = re.compile(r"^[ \t]*[\w./\\-]+\.py[ \t]*:?[ \t]*$")
 _PATH = re.compile(r"([\w./\\-]+\.py)\b")
 _GUTTER = re.compile(r"^\s*\d+ \|( |$)")  # "  12 | code": the warm start's line numbers, copied back
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -41,18 +43,62 @@ class _Splice:
 
 
 def code_blocks(reply: str) -> list[CodeBlock]:
-    """The fenced Python blocks of `reply` (bare ``` fences too), each with its file path if named."""
-    blocks = []
-    for match in _FENCE.finditer(reply):
-        code = match.group(2)
-        before = reply[: match.start()].rstrip().rsplit("\n", 1)[-1]
-        named = _PATH.findall(before)
-        first = code.lstrip().split("\n", 1)[0]
-        if first.startswith("#") and _PATH.search(first):
-            named = _PATH.findall(first)
-        path = named[-1].replace("\\", "/").lstrip("./") if named else None
-        blocks.append(CodeBlock(_strip_gutter(code), path))
+    """The fenced Python blocks of `reply` (bare ``` fences too), each with its file path if named: on the
+    line before the fence, on the block's first line (bare or as a comment), or between a fence and a
+    second opening fence (small models write "```python / path.py / ```python"). A block the reply ends
+    inside (a cut reply) counts too."""
+    blocks: list[CodeBlock] = []
+    lines = reply.splitlines(keepends=True)
+    inside = False
+    body: list[str] = []
+    path: str | None = None
+    for index, line in enumerate(lines):
+        fence = _FENCE_LINE.match(line)
+        if fence is None:
+            if inside:
+                body.append(line)
+            continue
+        tag = fence.group(1).lower()
+        if not inside:
+            inside, body = tag in _PYTHON_TAGS, []
+            path = _named_path(lines[index - 1] if index else "")
+            if not inside:  # another language's block: read past it
+                lines[index + 1:] = _past_block(lines[index + 1:])
+            continue
+        written = [text for text in body if text.strip()]
+        if tag and (not written or (len(written) == 1 and _BARE_PATH.match(written[0]))):
+            path = (_named_path(written[0]) if written else None) or path  # re-opened after a path line
+            body = []
+            continue
+        blocks.append(_block(body, path))
+        inside = False
+    if inside and "".join(body).strip():
+        blocks.append(_block(body, path))
     return blocks
+
+
+def _block(body: list[str], path: str | None) -> CodeBlock:
+    code = "".join(body)
+    first = code.lstrip().split("\n", 1)[0]
+    if (first.startswith("#") and _PATH.search(first)) or _BARE_PATH.match(first):
+        path = _named_path(first)
+        if _BARE_PATH.match(first):
+            code = code.lstrip().split("\n", 1)[1] if "\n" in code.lstrip() else ""
+    # a method given alone keeps its class's indentation: dedented, it is found by its name
+    return CodeBlock(textwrap.dedent(_strip_gutter(code)), path)
+
+
+def _named_path(line: str) -> str | None:
+    named = _PATH.findall(line)
+    return named[-1].replace("\\", "/").lstrip("./") if named else None
+
+
+def _past_block(rest: list[str]) -> list[str]:
+    """The lines after a non-Python block's closing fence (all of them blanked up to it)."""
+    for offset, line in enumerate(rest):
+        if _FENCE_LINE.match(line):
+            return ["\n"] * (offset + 1) + rest[offset + 1:]
+    return ["\n"] * len(rest)
 
 
 def apply_code_reply(reply: str, files: Mapping[str, str]) -> ReplyEdit:
@@ -123,19 +169,21 @@ def _defined(tree: ast.Module) -> set[str]:
 
 
 def _target(block: CodeBlock, tree: ast.Module, texts: Mapping[str, str]) -> str | None:
+    """The file the block belongs to: the one it names, unless that file defines none of the block's names
+    and another does (small models copy a path from the prompt's example); else the one defining most."""
+    wanted = _defined(tree)
+    scores: dict[str, int] = {}
+    for path, text in texts.items():
+        try:
+            scores[path] = len(wanted & _defined(ast.parse(text)))
+        except SyntaxError:
+            continue
+    best = max(scores, key=lambda path: scores[path], default=None)
+    best = best if best is not None and scores[best] > 0 else None
     if block.path is not None:
         for path in texts:
             if path == block.path or PurePosixPath(path).match(block.path):
-                return path
-    wanted = _defined(tree)
-    best, best_score = None, 0
-    for path, text in texts.items():
-        try:
-            score = len(wanted & _defined(ast.parse(text)))
-        except SyntaxError:
-            continue
-        if score > best_score:
-            best, best_score = path, score
+                return path if scores.get(path) or best is None else best
     return best
 
 
