@@ -143,6 +143,7 @@ class Settings:
     sample_temperature: float = setting(0.8, _number(zero=False))
     # sampling rounds after a rejected or repeated attempt (0: none; known model families get some)
     sample_rounds: int = setting(0, _whole(0), env=("FIXLOOP_SAMPLE_ROUNDS",))
+    sample_focus: bool = setting(True, _flag, env=("FIXLOOP_SAMPLE_FOCUS",))  # a function each, as a hint
     sample_seconds: float = setting(900.0, _number(zero=False))  # one round's time budget
     sample_tokens: int = setting(60_000, _whole(1))  # one round's token budget
     localize: str = setting("auto", _one_of(*LOCALIZE), env=("FIXLOOP_LOCALIZE",))

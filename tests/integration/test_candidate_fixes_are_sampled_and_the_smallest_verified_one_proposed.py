@@ -62,6 +62,9 @@ async def test_without_n_each_candidate_is_its_own_request_and_the_budget_is_kep
     assert len(outcome.server.requests) == 3 and outcome.server.remaining == 1
     seeds = [request.get("seed") for request in outcome.server.requests]
     assert seeds[0] is None and len(set(seeds[1:])) == 2
+    hint = "Hint: the bug may well be in `factorial` in mathutils.py"
+    lasts = [request["messages"][-1]["content"] for request in outcome.server.requests]
+    assert hint not in lasts[0] and hint not in lasts[1] and hint in lasts[2]  # one by one: a function each
     assert sorted(line.split(" —")[0].split(" (")[0] for line in candidate_lines(outcome)) == [
         "candidate 1 of 3: rejected", "candidate 2 of 3: rejected", "candidate 3 of 3: verified"]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from fixloop.model.replies import StreamCut
 
@@ -78,6 +79,30 @@ def code_end(text: str) -> int | None:
         elif closed_at is not None and line.strip() and not _PATH_LINE.match(line):
             return start
     return None
+
+
+_CODE_HEADER = re.compile(r"^### (\S+) \(lines [^)]*\) ([\w.]+)", re.MULTILINE)
+CODE_SECTION_END = "# The failing test"
+
+
+def focus_points(context: str, most: int = 5) -> list[str]:
+    """The functions the prompt's code section shows, in its order (suspects first), as hints for sampled
+    candidates: each sampled candidate is told to look at one of them, so that they do not all fix the
+    first function shown."""
+    code = context.split(CODE_SECTION_END, 1)[0]
+    points: list[str] = []
+    for path, name in _CODE_HEADER.findall(code):
+        point = f"`{name.rstrip(',')}` in {path}"
+        if point not in points and not name.startswith("class"):
+            points.append(point)
+    return points[:most]
+
+
+def with_focus(messages: list[dict[str, Any]], point: str) -> list[dict[str, Any]]:
+    """`messages` with a hint to look at `point` added to the last one (the cached prefix stays)."""
+    last = dict(messages[-1])
+    last["content"] = f"{last.get('content') or ''}\n\nHint: the bug may well be in {point}; check it first."
+    return [*messages[:-1], last]
 
 
 def resample_ask(tried: Sequence[str]) -> str:

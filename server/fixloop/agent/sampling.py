@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from fixloop.agent.candidates import BaseFiles, Candidate, read_candidate
-from fixloop.agent.edit_forms import CodeReplyWatch
+from fixloop.agent.edit_forms import CodeReplyWatch, with_focus
 from fixloop.agent.tried import TriedFixes
 from fixloop.errors import ModelError
 from fixloop.events import Event, Notice, Reply
@@ -72,6 +72,7 @@ class RoundRequest:
     count: Callable[[ModelReply], None]  # each reply's tokens, added to the run's
     samples: int = 6  # candidates to draw at most
     seed_base: int = 0
+    focus: tuple[str, ...] = ()  # functions to point sampled candidates at, one each (see focus_points)
 
 
 @dataclass
@@ -144,17 +145,24 @@ class CandidateSearch:
                 return
         while number < request.samples and not self._should_stop(state):
             todo = range(number + 1, min(request.samples, number + limits.draws_at_once) + 1)
-            seeds = [request.seed_base + index for index in todo]
-            replies = await asyncio.gather(*(self._draw_one(request, Sampling(limits.temperature, seed))
-                                             for seed in seeds))
+            replies = await asyncio.gather(*(self._draw_one(request, Sampling(limits.temperature,
+                                                                              request.seed_base + index),
+                                                            self._focus(request, index)) for index in todo))
             for reply in replies:
                 number += 1
                 if reply is not None:
                     yield number, reply
 
-    async def _draw_one(self, request: RoundRequest, sampling: Sampling) -> ModelReply | None:
+    @staticmethod
+    def _focus(request: RoundRequest, number: int) -> str | None:
+        """The function candidate `number` (2, 3, ...) is pointed at: the second shown, the third, ..."""
+        return request.focus[(number - 1) % len(request.focus)] if request.focus else None
+
+    async def _draw_one(self, request: RoundRequest, sampling: Sampling,
+                        focus: str | None = None) -> ModelReply | None:
+        messages = with_focus(request.messages, focus) if focus else request.messages
         try:
-            reply = await self.model.complete(request.messages, tools=request.tools, stop=request.stop,
+            reply = await self.model.complete(messages, tools=request.tools, stop=request.stop,
                                               watch=CodeReplyWatch(), sampling=sampling)
         except ModelError as error:
             self._notice(f"a candidate could not be drawn: {error.message}", request.step)

@@ -15,7 +15,7 @@ from typing import Any
 
 from fixloop.agent.candidates import BaseFiles, Candidate, shadow_reader
 from fixloop.agent.context import Conversation
-from fixloop.agent.edit_forms import resample_ask, round_feedback
+from fixloop.agent.edit_forms import focus_points, resample_ask, round_feedback
 from fixloop.agent.sampling import CandidateSearch, Drawer, RoundRequest, RoundResult, SampleLimits
 from fixloop.agent.tried import TriedFixes
 from fixloop.config import Settings
@@ -33,12 +33,13 @@ class SamplingTurns:
     """The loop's sampling: `allows(why)` says whether a round may run now, `round` runs it."""
 
     def __init__(self, search: CandidateSearch, *, start_samples: int, samples: int, rounds: int,
-                 accept: Accept) -> None:
+                 accept: Accept, focus: bool = True) -> None:
         self.search = search
         self.start_samples = start_samples  # 0: no start round; 1: the code form's best guess alone
         self.samples = samples
         self.rounds = rounds
         self.accept = accept
+        self.focus = focus  # point sampled candidates at different functions of the prompt's code
         self._started = False
 
     @property
@@ -65,8 +66,9 @@ class SamplingTurns:
             samples = self.samples
             ask = {"role": "user", "content": resample_ask(self.search.tried.lines())}
         messages = [*conversation.messages, *([ask] if ask else [])]
+        focus = focus_points(_task_text(conversation)) if self.focus else []
         request = RoundRequest(messages, tools, stop, read_calls, step, count, samples,
-                               seed_base=100 * self.search.rounds)
+                               seed_base=100 * self.search.rounds, focus=tuple(focus))
         result = await self.search.round(request)
         if result.winner is not None:
             await self.accept(result.winner, result.verdicts[result.winner.number])
@@ -86,6 +88,11 @@ class SamplingTurns:
         problem = first.problem if first is not None and not first.changes else ""
         text = round_feedback(evidence, diff, self.search.tried.lines(), len(result.candidates), problem)
         conversation.add({"role": "user", "content": text}, observation=True)
+
+
+def _task_text(conversation: Conversation) -> str:
+    """The run's first user message (the task, with the warm start)."""
+    return next((str(m.get("content") or "") for m in conversation.messages if m.get("role") == "user"), "")
 
 
 def _summary(result: RoundResult, samples: int) -> str:
@@ -120,7 +127,8 @@ def sampling_for(settings: Settings, model: Drawer, gate: VerificationGate, shad
         gate.accept(list(verdict.changes or candidate.changes))
 
     search = CandidateSearch(model, gate, base, limits, emit=emit, tried=tried)
-    return SamplingTurns(search, start_samples=start, samples=settings.samples, rounds=rounds, accept=accept)
+    return SamplingTurns(search, start_samples=start, samples=settings.samples, rounds=rounds, accept=accept,
+                         focus=settings.sample_focus)
 
 
 def put_changes(shadow: ShadowWorkspace, changes: list[FileChange]) -> None:
