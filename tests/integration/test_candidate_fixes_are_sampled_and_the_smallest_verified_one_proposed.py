@@ -17,7 +17,7 @@ OTHER_WRONG = code("    result = 0\n    for i in range(2, n + 1):\n        resul
 SMALL_FIX = code("    result = 1\n    for i in range(2, n + 1):\n        result *= i\n    return result\n")
 BIG_FIX = code("    result = 1\n    for i in range(1, n + 1):\n        result = result * i\n"
                "    return result\n", head="def factorial(n):\n")
-SAMPLE = {"strategy": "sample", "editForm": "code", "sampleParallel": 2, "sampleRounds": 0}
+SAMPLE = {"strategy": "sample", "editForm": "code", "sampleParallel": 2, "sampleRounds": 0, "temperature": 0}
 
 
 def candidate_lines(outcome) -> list[str]:

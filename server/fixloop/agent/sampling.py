@@ -53,8 +53,8 @@ class SampleLimits:
     samples: int = 6
     parallel: int = 2  # candidates judged at a time
     draws_at_once: int = 1  # requests in flight at a time (1: a single-slot server)
-    temperature: float = 0.8
-    best_guess_temperature: float = 0.0
+    temperature: float | None = 0.8  # None: not sent (a model that takes none)
+    best_guess_temperature: float | None = 0.0
     seconds: float = 900.0
     tokens: int = 60_000
     batch: bool = True  # ask for the sampled candidates in one request with `n`

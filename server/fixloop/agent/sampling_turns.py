@@ -114,7 +114,7 @@ def sampling_for(settings: Settings, model: Drawer, gate: VerificationGate, shad
         return None
     limits = SampleLimits(samples=settings.samples, parallel=settings.sample_parallel,
                           draws_at_once=1 if single_slot else settings.sample_parallel,
-                          temperature=settings.sample_temperature,
+                          temperature=_sampled_temperature(settings),
                           best_guess_temperature=settings.temperature or 0.0, seconds=settings.sample_seconds,
                           tokens=settings.sample_tokens, batch=not single_slot)
 
@@ -129,6 +129,14 @@ def sampling_for(settings: Settings, model: Drawer, gate: VerificationGate, shad
     search = CandidateSearch(model, gate, base, limits, emit=emit, tried=tried)
     return SamplingTurns(search, start_samples=start, samples=settings.samples, rounds=rounds, accept=accept,
                          focus=settings.sample_focus)
+
+
+def _sampled_temperature(settings: Settings) -> float | None:
+    """The sampled candidates' temperature; none is sent when the model's own is not (a model that rejects
+    it, or one nothing is known of), unless `sampleTemperature` is set."""
+    if settings.temperature is None and "sample_temperature" not in settings.explicit:
+        return None
+    return settings.sample_temperature
 
 
 def put_changes(shadow: ShadowWorkspace, changes: list[FileChange]) -> None:

@@ -48,12 +48,12 @@ class _Stalled(Exception):
 class Sampling:
     """How to draw one request's replies, when not as the client's defaults: temperature, seed, how many."""
 
-    temperature: float
+    temperature: float | None  # None: not sent (the endpoint's own)
     seed: int | None = None
     n: int = 1
 
     def request(self) -> dict[str, Any]:
-        values: dict[str, Any] = {"temperature": self.temperature}
+        values: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
         if self.seed is not None:
             values["seed"] = self.seed
         if self.n > 1:
