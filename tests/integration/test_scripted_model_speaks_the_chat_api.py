@@ -304,8 +304,8 @@ def test_runs_as_a_module(tmp_path: Any) -> None:
 
 async def test_chunk_delay_spreads_the_stream_and_state_reports_progress(scripted_model: Any) -> None:
     server = scripted_model([{"content": "one two three four", "chunk_delay": 0.05}, {"content": "left"}])
+    started = time.monotonic()  # before the request: the first chunks may arrive with the headers
     stream = await client(server).chat.completions.create(model="m", messages=MESSAGES, stream=True)
-    started = time.monotonic()
     chunks = await collect(stream)
     assert time.monotonic() - started >= 0.05 * (len(chunks) - 1)
     state = http(f"http://127.0.0.1:{server.port}/_fixloop/state")[1]
