@@ -39,7 +39,7 @@ from fixloop.pytest_runner.runner import ImportRedirect
 from fixloop.result import FileChange, FixResult, FixStatus
 from fixloop.shadow import ShadowWorkspace, clean_stale_shadows, unified_diff
 from fixloop.tools import build_toolbox, tool_catalog
-from fixloop.tools.test_ids import check_target_ids
+from fixloop.tools.node_ids import check_target_ids
 from fixloop.tools.workspace import Workspace
 from fixloop.transcript import Transcript
 from fixloop.verify import Baseline, VerificationGate, record_baseline

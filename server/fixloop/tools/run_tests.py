@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from fixloop.pytest_runner.results import TestOutcome, TestRun, TestRunner
 from fixloop.tools.base import Tool, ToolResult
-from fixloop.tools.test_ids import checked_test_ids
+from fixloop.tools.node_ids import checked_test_ids
 from fixloop.tools.workspace import Workspace
 
 MAX_DETAILED = 8
