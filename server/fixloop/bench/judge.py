@@ -8,7 +8,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from fixloop.bench.cases import (
     BenchCase,
@@ -21,13 +21,10 @@ from fixloop.bench.cases import (
 )
 from fixloop.bench.judge_plugin import REPORT_ENV, TIMEOUT_ENV
 from fixloop.bench.process import last_line, run_process
-from fixloop.project import is_test_path, walk
+from fixloop.project import is_test_config, is_test_path, walk
 
 PLUGIN_MODULE = "fixloop_bench_judge"
 STATUSES = ("fixed", "claimed_but_wrong", "not_fixed", "error", "timeout")
-# Test configuration: put back from the original case whatever the diff did to it.
-TEST_CONFIG = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini",
-                         "setup.cfg", "pyproject.toml", "sitecustomize.py", "usercustomize.py"})
 _PHASE_RANK = {"timeout": 5, "error": 4, "failed": 3, "xfailed": 2, "skipped": 1, "passed": 0}
 
 
@@ -83,9 +80,9 @@ def _matches(test_id: str, target: str) -> bool:
 
 
 def is_test_file(rel: str) -> bool:
-    """Test code (the project's one test-file rule) or test configuration (conftest, pytest settings)."""
-    name = PurePosixPath(rel).name
-    return is_test_path(rel) or name in TEST_CONFIG or name.endswith(".pth")
+    """Test code or test configuration by the project model's rules; the judge puts back from the original
+    case whatever the diff did to either (a configuration file whole, even where pytest owns one section)."""
+    return is_test_path(rel) or is_test_config(rel)
 
 
 class Judge:
