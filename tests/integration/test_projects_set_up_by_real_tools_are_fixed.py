@@ -4,9 +4,12 @@ that imported the user's real files is an environment error (the control switche
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -38,7 +41,10 @@ def test_the_failing_test_is_fixed_from_the_command_line(tool_made, scripted_mod
     model = scripted_model(fix_turns(made))
     done = fixloop_fix(made, base_url=model.base_url)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert f"tests run with {shown(made.python, made.workspace)}: {made.reason}" in done.stderr
+    said = f"tests run with {shown(made.python, made.workspace)}: {made.reason}"
+    assert said in done.stderr  # the live view
+    transcript = Path(re.search(r"transcript: (\S+\.jsonl)", done.stderr).group(1)).read_text()
+    assert transcript.count(json.dumps(said)[1:-1]) == 1  # and the transcript, once
     assert done.stdout.startswith("--- a/"), done.stdout
     subprocess.run(["git", "apply", "--check", "-"], cwd=made.workspace, input=done.stdout, text=True,
                    check=True)
