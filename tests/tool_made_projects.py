@@ -254,6 +254,29 @@ def setuptools_compat(b: ProjectBuilder, root: Path) -> ToolMadeProject:
                            "lib/python/textstats/words.py", python, "the project's venv", "textstats")
 
 
+def setuptools_strict(b: ProjectBuilder, root: Path) -> ToolMadeProject:
+    """setuptools' strict editable mode: a link tree in build/__editable__.* (ignored by git) whose links
+    point at the user's files, put on sys.path by a .pth."""
+    write(root, {"pyproject.toml": '''
+        [build-system]
+        requires = ["setuptools>=64"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "textstats"
+        version = "0.1.0"
+
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+        ''', ".gitignore": GITIGNORE})
+    library(root, "src/textstats", "textstats")
+    python = b.venv(root / ".venv")
+    b.pip(python, "pytest", "-e", ".", "--config-settings", "editable_mode=strict", cwd=root)
+    b.git_commit(root)
+    return ToolMadeProject("setuptools_strict", root, root, f"tests/test_counting.py::{TARGET}",
+                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+
+
 def setuptools_namespace(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """setuptools ≥ 64's editable finder (MAPPING and NAMESPACES in __editable___*_finder.py): a namespace
     package `acme` whose `acme.textstats` lives in a subfolder; pytest configured in setup.cfg."""
@@ -579,6 +602,7 @@ BUILDERS: dict[str, Callable[[ProjectBuilder, Path], ToolMadeProject]] = {
     "setuptools_compat": setuptools_compat,
     "setuptools_namespace": setuptools_namespace,
     "setuptools_scm": setuptools_scm,
+    "setuptools_strict": setuptools_strict,
     "hatchling_src": hatchling_src,
     "hatchling_exact": hatchling_exact,
     "flit_module": flit_module,

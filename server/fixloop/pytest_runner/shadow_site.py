@@ -7,7 +7,8 @@ or any test module is imported. `install()` then moves, from $FIXLOOP_REAL_ROOT 
 $FIXLOOP_SHADOW_ROOT:
 
 - `sys.path` entries (the `.pth` path entries of setuptools' compat mode and src layouts, hatchling,
-  pdm-backend, flit, poetry-core, uv, `setup.py develop`);
+  pdm-backend, flit, poetry-core, uv, `setup.py develop`; the link tree of setuptools' strict mode is
+  replaced by the shadow's copy of the folder it mirrors);
 - the path tables of editable finders on `sys.meta_path` (setuptools ≥ 64 `MAPPING` and `NAMESPACES`,
   the `editables` redirector of hatchling's and pdm-backend's exact mode), found as dicts of paths on the
   finder, its class or its module;
@@ -81,6 +82,25 @@ def shadow_path(path):
     return target if os.path.exists(target) else None
 
 
+def _link_tree_base(entry, limit=200):
+    """The source folder a link tree mirrors (setuptools' strict editable mode: build/__editable__.* holds
+    links to the user's files, absent from the shadow), read from its first link; None when not one."""
+    seen = 0
+    for folder, _, files in os.walk(entry):
+        for name in files:
+            seen += 1
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                rel = os.path.relpath(path, entry)
+                target = _norm(path)
+                if target.endswith(os.sep + rel):
+                    return target[: -len(rel) - 1]
+                return None
+            if seen > limit:
+                return None
+    return None
+
+
 def _moved(value):
     """`value` (a path or a list of paths) with its paths moved into the shadow, or None if none moved."""
     if isinstance(value, str):
@@ -134,6 +154,9 @@ def install():
         return
     for index, entry in enumerate(list(sys.path)):
         moved = shadow_path(entry)
+        if moved is None and real_file(entry) is not None:
+            base = _link_tree_base(entry)
+            moved = shadow_path(base) if base is not None else None
         if moved is not None:
             sys.path[index] = moved
             sys.path_importer_cache.pop(entry, None)
