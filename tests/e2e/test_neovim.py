@@ -48,6 +48,7 @@ def run_nvim(
     model_env: dict[str, str],
     start_api: str = "auto",
     python: str = sys.executable,
+    **extra_env: str,
 ) -> dict[str, Any]:
     project = write_project(tmp_path / "project")
     result_file = tmp_path / "result.json"
@@ -61,6 +62,7 @@ def run_nvim(
         FIXLOOP_E2E_TEST_LINE=str(FAILING_TEST_LINE),
         FIXLOOP_E2E_START_API=start_api,
         **model_env,
+        **extra_env,
     )
     started = time.monotonic()
     done = subprocess.run(
@@ -128,6 +130,33 @@ def test_quickfix_code_action_fixes_the_failing_test(
     assert finished["data"]["status"] == "fixed" and finished["data"]["applied"] is True
     assert finished["data"]["testIds"] == [FAILING_TEST]
     assert result["echoed"] >= 3  # no progress UI here: fixloop echoes the thoughts itself
+
+
+def test_a_discarded_fix_is_followed_by_another_on_request(
+    e2e_env: E2EEnv, tmp_path: Path, scripted_model_process: Any
+) -> None:
+    """Discard at the Apply question, then :FixloopTryAnother with a reason: the run goes on, told so,
+    and its different fix lands in the buffer."""
+    nvim = nvim_binary(e2e_env, "0.11")
+    other = {"path": "calc.py", "old_text": "return a - b", "new_text": "return b + a"}
+    another = [
+        {"content": "The user wants the operands as b, a.",
+         "tool_calls": [{"name": "edit_file", "arguments": other}],
+         "expect": {"messages_contain": ["The user rejected the fix you proposed",
+                                         "The user's reason: keep the operands in the order b, a",
+                                         "add() subtracts instead of adding"]}},
+        {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "b + a"}}]},
+    ]
+    model = scripted_model_process([*fix_turns(), *another])
+    result = run_nvim(nvim, tmp_path, "another", model.env(), FIXLOOP_E2E_ANSWERS="Discard,Apply")
+
+    first, second = result["first"], result["second"]
+    assert first["status"] == "fixed" and first["applied"] is False
+    assert result["calc_after_discard"] == CALC_BUGGY
+    assert second["status"] == "fixed" and second["applied"] is True, second
+    assert "+    return b + a" in second["diff"]
+    assert result["buffer_calc"] == CALC_BUGGY.replace("return a - b", "return b + a")
+    assert len(result["message_requests"]) == 2
 
 
 @pytest.mark.parametrize("version", VERSIONS)

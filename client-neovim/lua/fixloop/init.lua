@@ -1,5 +1,5 @@
 -- fixloop for Neovim 0.7+: starts `fixloop serve` for Python buffers and adds :FixloopFix,
--- :FixloopCancel and :FixloopRunTests, with the run's progress echoed unless a progress UI shows it.
+-- :FixloopTryAnother, :FixloopCancel and :FixloopRunTests, with the run's progress echoed unless a progress UI shows it.
 --
 --   require('fixloop').setup({ settings = { model = 'gpt-4o-mini' } })
 --
@@ -14,6 +14,7 @@ local M = {}
 local SERVER_FIX = 'fixloop.server.fixFailingTest'
 local SERVER_RUN_TESTS = 'fixloop.server.runTests'
 local SERVER_CANCEL = 'fixloop.server.cancel'
+local SERVER_TRY_ANOTHER = 'fixloop.server.tryAnotherFix'
 
 M.config = config.options
 M.last_result = nil -- the FixResult of the last fix that finished
@@ -70,6 +71,13 @@ local function failed_result(arg, err)
   }
 end
 
+--- A fix the user discarded (the Apply question) can be tried again, differently.
+local function offer_another(result)
+  if type(result) == 'table' and result.status == 'fixed' and result.applied == false and result.runId then
+    notify('fixloop: the fix was not applied; :FixloopTryAnother [reason] asks for a different one')
+  end
+end
+
 --- Sends fixFailingTest with `arg` ({testId} or {uri, position}; `root` is added) to `client`.
 --- Fires User FixloopFixStarted (data: the arguments, bufnr, client_id, token) and
 --- User FixloopFixFinished (data: the FixResult). `on_result(err, result)` replaces the default
@@ -77,12 +85,17 @@ end
 function M.send_fix(client, bufnr, arg, on_result)
   arg = vim.deepcopy(arg)
   arg.root = arg.root or M.root_uri(client, bufnr)
+  return M.send_command(client, bufnr, SERVER_FIX, arg, on_result)
+end
+
+--- Sends a fix command (fixFailingTest, tryAnotherFix) with its progress token and events.
+function M.send_command(client, bufnr, command, arg, on_result)
   next_token = next_token + 1
   local token = ('fixloop-nvim-%d-%d'):format(vim.loop.os_getpid(), next_token)
   active_tokens[token] = true
   compat.fire('FixloopFixStarted', vim.tbl_extend('force', arg, { bufnr = bufnr, client_id = client.id, token = token }))
   return compat.request(client, 'workspace/executeCommand',
-    { command = SERVER_FIX, arguments = { arg }, workDoneToken = token },
+    { command = command, arguments = { arg }, workDoneToken = token },
     function(err, result, ...)
       active_tokens[token] = nil
       local fix_result = err and failed_result(arg, err) or result
@@ -91,6 +104,8 @@ function M.send_fix(client, bufnr, arg, on_result)
         on_result(err, result, ...)
       elseif err then
         notify('fixloop: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      else
+        offer_another(result)
       end
       compat.fire('FixloopFixFinished', fix_result)
     end, bufnr)
@@ -120,6 +135,24 @@ function M.fix(test_id, opts)
     return
   end
   return M.send_fix(client, bufnr, arg, opts.on_result)
+end
+
+--- "Try another fix": goes on with the last fix's run, which the user discarded or undid, telling the
+--- model it was rejected (and `reason`, if given); that exact fix is not proposed again.
+function M.try_another(reason, opts)
+  opts = opts or {}
+  local last = M.last_result
+  if type(last) ~= 'table' or last.status ~= 'fixed' or not last.runId then
+    notify('fixloop: no fix to try again: :FixloopTryAnother follows a fix you discarded or undid',
+      vim.log.levels.WARN)
+    return
+  end
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = M.client(bufnr)
+  if not client then return end
+  local arg = { runId = last.runId }
+  if reason and reason ~= '' then arg.reason = reason end
+  return M.send_command(client, bufnr, SERVER_TRY_ANOTHER, arg, opts.on_result)
 end
 
 --- Cancels every running fix (the server stops its runs; the files stay as they were).
@@ -173,6 +206,10 @@ local function define_commands()
     nargs = '?',
     complete = function(arg_lead) return M.complete(arg_lead) end,
     desc = 'fixloop: fix the failing test under the cursor (or the given test id)',
+  })
+  vim.api.nvim_create_user_command('FixloopTryAnother', function(a) M.try_another(a.args) end, {
+    nargs = '?',
+    desc = 'fixloop: the last fix was wrong: try another one (optionally saying why)',
   })
   vim.api.nvim_create_user_command('FixloopCancel', function() M.cancel() end,
     { desc = 'fixloop: cancel the running fix' })

@@ -72,10 +72,13 @@ vim.lsp.handlers['$/progress'] = function(err, result, ctx, config)
   return default_progress(err, result, ctx, config)
 end
 -- Neovim applies edits without a preview, so the server asks first; the test answers like a user.
+-- FIXLOOP_E2E_ANSWERS ("Discard,Apply") answers one question after the other.
+local answers = vim.split(os.getenv('FIXLOOP_E2E_ANSWERS') or '', ',', { trimempty = true })
 vim.lsp.handlers['window/showMessageRequest'] = function(_, params)
   table.insert(res.message_requests, params.message)
+  local wanted = table.remove(answers, 1) or os.getenv('FIXLOOP_E2E_ANSWER') or 'Apply'
   for _, action in ipairs(params.actions or {}) do
-    if action.title == (os.getenv('FIXLOOP_E2E_ANSWER') or 'Apply') then return action end
+    if action.title == wanted then return action end
   end
   return vim.NIL
 end
@@ -206,6 +209,25 @@ local function scenario_fix()
   vim.cmd('wall')
   mark('written')
   res.disk_after_write = read(calc)
+end
+
+-- :FixloopFix, the fix discarded at the Apply question, then :FixloopTryAnother with a reason
+local function scenario_another()
+  local fixloop, bufnr = start()
+  local calc = WS .. '/calc.py'
+  res.calc_before = read(calc)
+  vim.api.nvim_win_set_cursor(0, { tonumber(os.getenv('FIXLOOP_E2E_TEST_LINE')) + 1, 4 })
+  vim.cmd('FixloopFix')
+  wait('the first result', function() return fixloop.last_result ~= nil end)
+  res.first = vim.deepcopy(fixloop.last_result)
+  res.calc_after_discard = buffer_text(calc) or read(calc)
+  vim.cmd('FixloopTryAnother keep the operands in the order b, a')
+  wait('the second result', function()
+    return fixloop.last_result ~= nil and fixloop.last_result.runId ~= res.first.runId
+  end)
+  res.second = vim.deepcopy(fixloop.last_result)
+  wait('the second fix in the calc.py buffer', function() return buffer_text(calc) ~= res.calc_before end)
+  res.buffer_calc = buffer_text(calc)
 end
 
 local function scenario_cancel()
@@ -339,7 +361,7 @@ vim.api.nvim_create_autocmd('VimEnter', {
   nested = true, -- so :edit inside fires FileType (which starts the client)
   callback = function()
     local scenarios = { fix = scenario_fix, cancel = scenario_cancel, missing = scenario_missing,
-      enable = scenario_enable, health = scenario_health }
+      enable = scenario_enable, health = scenario_health, another = scenario_another }
     local ok, err = pcall(scenarios[SCENARIO])
     if not ok then return fail(tostring(err)) end
     finish(true)
