@@ -51,6 +51,7 @@ class FixloopExtension implements vscode.Disposable {
     const commands: Record<string, (...args: unknown[]) => unknown> = {
       'fixloop.fixFailingTest': () => this.flow.fixFailingTest(),
       'fixloop.fixTest': (...args) => this.flow.fixFromMenu(...args),
+      'fixloop.tryAnotherFix': () => this.flow.tryAnotherFix(),
       'fixloop.runTests': () => this.flow.runTests(),
       'fixloop.cancel': () => this.flow.cancel(),
       'fixloop.showTranscript': () => this.results.showTranscript(),

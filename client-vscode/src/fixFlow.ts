@@ -16,7 +16,18 @@ import {
   WorkDoneProgressReport,
 } from 'vscode-languageclient/node';
 import { oneLine, ProgressLine } from './progressLine';
-import { FixResult, FixTarget, isFixResult, RunTestsArgs, SERVER_CANCEL, SERVER_FIX, SERVER_RUN_TESTS, shortTestName } from './protocol';
+import {
+  FixResult,
+  FixTarget,
+  isFixResult,
+  RunTestsArgs,
+  SERVER_CANCEL,
+  SERVER_FIX,
+  SERVER_RUN_TESTS,
+  SERVER_TRY_ANOTHER,
+  shortTestName,
+  TryAnotherArgs,
+} from './protocol';
 import { errorMessage, ResultsView } from './results';
 import { ServerLifecycle } from './server';
 import { FixloopStatus } from './status';
@@ -37,7 +48,9 @@ export class FixFlow {
     private readonly results: ResultsView,
     private readonly status: FixloopStatus,
     private readonly log: vscode.LogOutputChannel,
-  ) {}
+  ) {
+    this.results.onTryAnother = (result) => void this.tryAnotherFix(result);
+  }
 
   /** "fixloop: Fix failing test": the test under the cursor, else a known failing test. */
   async fixFailingTest(): Promise<FixResult | undefined> {
@@ -62,22 +75,58 @@ export class FixFlow {
     return target ? this.runFix(target) : undefined;
   }
 
+  /**
+   * "fixloop: Try another fix" (and the button after a discarded or undone fix): goes on with that run,
+   * telling the model its fix was rejected and, if the user says, why.
+   */
+  async tryAnotherFix(rejected?: FixResult): Promise<FixResult | undefined> {
+    const last = rejected ?? this.results.lastFix();
+    if (!last?.runId || last.status !== 'fixed') {
+      void vscode.window.showInformationMessage('fixloop: no fix to try again; "Try another fix" follows a fix you discarded or undid.');
+      return undefined;
+    }
+    if (!(await this.server.runningClient())) {
+      return undefined;
+    }
+    const reason = await vscode.window.showInputBox({
+      title: 'fixloop: try another fix',
+      prompt: 'What was wrong with the fix? (optional; Enter to go on without saying)',
+      placeHolder: 'e.g. the function must keep returning None for an empty list',
+      ignoreFocusOut: true,
+    });
+    if (reason === undefined) {
+      return undefined; // Escape: no new run
+    }
+    const args: TryAnotherArgs = reason.trim() ? { runId: last.runId, reason: reason.trim() } : { runId: last.runId };
+    const label = last.testIds.map(shortTestName).join(', ') || 'the test';
+    return this.runCommand(SERVER_TRY_ANOTHER, args, `${label} (another fix)`, (error) => cancelledFor(last.testIds, error));
+  }
+
   /** Runs fixloop.server.fixFailingTest with our own progress token in a cancellable notification. */
   async runFix(target: FixTarget): Promise<FixResult | undefined> {
+    const label = 'testId' in target ? shortTestName(target.testId) : cursorTestName(target) ?? 'test under the cursor';
+    return this.runCommand(SERVER_FIX, target, label, () => cancelledResult(target));
+  }
+
+  private async runCommand(
+    command: string,
+    argument: FixTarget | TryAnotherArgs,
+    label: string,
+    cancelled: (error: unknown) => FixResult,
+  ): Promise<FixResult | undefined> {
     const client = this.server.current();
     if (!client) {
       return undefined;
     }
     const token = randomUUID();
     this.results.forgetEdit();
-    const label = 'testId' in target ? shortTestName(target.testId) : cursorTestName(target) ?? 'test under the cursor';
     this.activeRuns.set(token, label);
     this.status.setRunning([...this.activeRuns.values()]);
     let result: FixResult | undefined;
     try {
       result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'fixloop', cancellable: true },
-        (progress, cancel) => this.request(client, target, token, label, progress, cancel),
+        (progress, cancel) => this.request(client, command, argument, token, label, progress, cancel, cancelled),
       );
     } catch (error) {
       this.log.error(`fix failed: ${String(error)}`);
@@ -99,11 +148,13 @@ export class FixFlow {
 
   private async request(
     client: LanguageClient,
-    target: FixTarget,
+    command: string,
+    argument: FixTarget | TryAnotherArgs,
     token: string,
     label: string,
     progress: vscode.Progress<{ message?: string; increment?: number }>,
     cancel: vscode.CancellationToken,
+    cancelled: (error: unknown) => FixResult,
   ): Promise<FixResult | undefined> {
     progress.report({ message: `fixing ${label}…` });
     let reported = 0;
@@ -137,13 +188,13 @@ export class FixFlow {
     try {
       const answer: unknown = await client.sendRequest(
         ExecuteCommandRequest.type,
-        { command: SERVER_FIX, arguments: [target], workDoneToken: token },
+        { command, arguments: [argument], workDoneToken: token },
         cancel,
       );
       return isFixResult(answer) ? answer : undefined;
     } catch (error) {
       if (error instanceof ResponseError && error.code === LSPErrorCodes.RequestCancelled) {
-        return cancelledResult(target);
+        return cancelled(error);
       }
       throw error;
     } finally {
@@ -226,10 +277,14 @@ export class FixFlow {
 }
 
 function cancelledResult(target: FixTarget): FixResult {
+  return cancelledFor('testId' in target ? [target.testId] : []);
+}
+
+function cancelledFor(testIds: string[], _error?: unknown): FixResult {
   return {
     runId: '',
     status: 'cancelled',
-    testIds: 'testId' in target ? [target.testId] : [],
+    testIds,
     summary: 'cancelled',
     diff: '',
     files: [],

@@ -3,6 +3,7 @@
 export const SERVER_FIX = 'fixloop.server.fixFailingTest';
 export const SERVER_RUN_TESTS = 'fixloop.server.runTests';
 export const SERVER_CANCEL = 'fixloop.server.cancel';
+export const SERVER_TRY_ANOTHER = 'fixloop.server.tryAnotherFix';
 
 export type FixStatus = 'fixed' | 'not_fixed' | 'cancelled' | 'error';
 
@@ -31,6 +32,12 @@ export interface FixResult {
 export type FixTarget =
   | { testId: string; root?: string }
   | { uri: string; position?: { line: number; character: number }; root?: string };
+
+/** The one argument of fixloop.server.tryAnotherFix: the run whose fix the user rejected, and why. */
+export interface TryAnotherArgs {
+  runId: string;
+  reason?: string;
+}
 
 /** The one argument of fixloop.server.runTests: a file (`uri`) or node ids, in the folder `root`. */
 export interface RunTestsArgs {

@@ -18,7 +18,11 @@ interface AppliedEdit {
   after: Map<string, string>;
 }
 
+const TRY_ANOTHER = 'Try another fix';
+
 export class ResultsView implements vscode.Disposable {
+  /** "Try another fix" chosen for a fix the user discarded or undid (the fix flow runs it). */
+  onTryAnother: (result: FixResult) => void = () => undefined;
   private lastResult: FixResult | undefined;
   private lastEdit: AppliedEdit | undefined;
   private readonly transcripts = new Map<string, string>(); // fixloop-transcript: uri -> Markdown
@@ -33,6 +37,11 @@ export class ResultsView implements vscode.Disposable {
         provideTextDocumentContent: (uri) => this.transcripts.get(uri.toString()) ?? '',
       }),
     );
+  }
+
+  /** The last fix that was proposed (applied or not), for "Try another fix". */
+  lastFix(): FixResult | undefined {
+    return this.lastResult?.status === 'fixed' ? this.lastResult : undefined;
   }
 
   /** A new run starts: an Undo must never revert an older fix. */
@@ -56,8 +65,13 @@ export class ResultsView implements vscode.Disposable {
         ...buttons,
       );
     } else if (result.status === 'fixed') {
+      // the user discarded it (the Refactor Preview cancelled, say): offer another
       const why = result.failureReason ?? 'discarded or rejected by the editor';
-      shown = vscode.window.showWarningMessage(`fixloop: found a fix for ${names}, but it was not applied: ${why}`, ...buttons);
+      shown = vscode.window.showWarningMessage(
+        `fixloop: found a fix for ${names}, but it was not applied: ${why}`,
+        TRY_ANOTHER,
+        ...buttons,
+      );
     } else if (result.status === 'cancelled') {
       shown = vscode.window.showInformationMessage('fixloop: run cancelled; no file was changed.', ...buttons);
     } else if (result.status === 'not_fixed') {
@@ -71,7 +85,9 @@ export class ResultsView implements vscode.Disposable {
     }
     void Promise.resolve(shown).then(async (choice) => {
       if (choice === undo) {
-        await this.undoLastFix();
+        await this.undoLastFix(result);
+      } else if (choice === TRY_ANOTHER) {
+        this.onTryAnother(result);
       } else if (choice === transcript) {
         await this.showTranscript();
       }
@@ -114,7 +130,7 @@ export class ResultsView implements vscode.Disposable {
     return result;
   }
 
-  private async undoLastFix(): Promise<void> {
+  private async undoLastFix(result: FixResult): Promise<void> {
     const last = this.lastEdit;
     if (!last) {
       return;
@@ -138,7 +154,10 @@ export class ResultsView implements vscode.Disposable {
     }
     if (await vscode.workspace.applyEdit(edit)) {
       this.lastEdit = undefined;
-      void vscode.window.showInformationMessage('fixloop: fix undone (files are unsaved).');
+      const choice = await vscode.window.showInformationMessage('fixloop: fix undone (files are unsaved).', TRY_ANOTHER);
+      if (choice === TRY_ANOTHER) {
+        this.onTryAnother(result);
+      }
     }
   }
 

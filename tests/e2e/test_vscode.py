@@ -197,6 +197,26 @@ def test_fix_of_the_last_failing_test_then_undo_in_the_result_toast(
     assert (project / "calc.py").read_text() == CALC_BUGGY
 
 
+def test_after_undo_try_another_fix_goes_on_with_the_reason_given(
+    code_server: CodeServer, tmp_path: Path, scripted_model_process: Any
+) -> None:
+    reason = "keep the operands in the order b, a"
+    other = {"path": "calc.py", "old_text": "return a - b", "new_text": "return b + a"}
+    another = [
+        {"content": "Swapping the operands.", "tool_calls": [{"name": "edit_file", "arguments": other}],
+         "expect": {"messages_contain": ["The user rejected the fix you proposed",
+                                         f"The user's reason: {reason}"]}},
+        {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "b + a"}}]},
+    ]
+    model = scripted_model_process([*fix_turns(), *another])
+    project = project_with_settings(tmp_path, **dev_settings(model.base_url))
+    result = drive(code_server, "another", project, tmp_path, reason=reason)
+
+    assert "What was wrong with the fix?" in result["texts"]["reasonPrompt"]
+    assert "fixed test_add" in result["texts"]["secondResult"]
+    assert "return b + a" in result["texts"]["calcAfterAnother"].replace("\u00a0", " ")
+
+
 def test_cancel_from_the_notification_stops_a_run_started_from_the_code_lens(
     code_server: CodeServer, tmp_path: Path, scripted_model_process: Any
 ) -> None:

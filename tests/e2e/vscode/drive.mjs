@@ -1,6 +1,6 @@
 // Drives the real VS Code workbench (code-server) in headless Chromium with playwright-core, as a user:
 //   node drive.mjs <scenario> <config.json>
-// scenario: fix | cancel | missing | preview | undo | explorer | multiroot.
+// scenario: fix | cancel | missing | preview | undo | another | explorer | multiroot.
 // config: {url, folder, out, playwrightCore, chromium, timeoutMs, ...the scenario's own keys}.
 // Writes <out>/result.json (steps with their times, texts seen, errors) and screenshots into <out>;
 // exits 0 when the scenario's user-visible steps all happened, 1 otherwise. The Python test checks files.
@@ -286,6 +286,29 @@ async function undo() {
   await screenshot('undone', 'calc.py back to "return a - b" after Undo in the result toast');
 }
 
+async function another() {
+  // a fix, Undo in the result toast, then "Try another fix" in the "fix undone" toast with a reason
+  await undo();
+  const undone = page.locator('.notifications-toasts .notification-toast', { hasText: 'fix undone' }).first();
+  await undone.hover();
+  await undone.locator('.monaco-button', { hasText: 'Try another fix' }).first().click();
+  step('try_another_clicked');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+  result.texts.reasonPrompt = await page.locator('.quick-input-widget').innerText();
+  await input.fill(config.reason);
+  await page.keyboard.press('Enter');
+  step('reason_given');
+  const second = page.locator('.notifications-toasts .notification-toast', { hasText: 'fixloop: fixed' }).first();
+  await second.waitFor({ timeout: TIMEOUT });
+  result.texts.secondResult = await second.innerText();
+  step('second_result');
+  await calcTab().click();
+  await page.locator('.editor-instance .view-line', { hasText: 'return b' }).first().waitFor({ timeout: TIMEOUT });
+  result.texts.calcAfterAnother = await page.locator('.editor-instance .view-lines').first().innerText();
+  await screenshot('another', 'calc.py with the second fix ("return b + a") after "Try another fix"');
+}
+
 async function explorer() {
   await openFile('test_calc.py', 'def test_add');
   step('file_open');
@@ -345,7 +368,7 @@ async function multiroot() {
   step('saved');
 }
 
-const scenarios = { fix, cancel, missing, preview, undo, explorer, multiroot };
+const scenarios = { fix, cancel, missing, preview, undo, another, explorer, multiroot };
 
 try {
   await openWorkbench();
