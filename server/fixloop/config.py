@@ -23,6 +23,7 @@ PROTOCOLS = ("auto", "tools", "text")
 STRATEGIES = ("react", "sample")
 EDIT_FORMS = ("code", "tools")
 LOCALIZE = ("auto", "off")
+FEEDBACK = ("full", "reasons")
 OPENAI_API = "https://api.openai.com/v1"
 # Keys the editors send for themselves (the VS Code extension's own settings); accepted without an
 # "unknown setting" warning.
@@ -147,6 +148,8 @@ class Settings:
     sample_seconds: float = setting(900.0, _number(zero=False))  # one round's time budget
     sample_tokens: int = setting(60_000, _whole(1))  # one round's token budget
     localize: str = setting("auto", _one_of(*LOCALIZE), env=("FIXLOOP_LOCALIZE",))
+    # full: a rejection shows expected vs actual, the diff and the fixes tried; reasons: the gate's reasons
+    feedback: str = setting("full", _one_of(*FEEDBACK), env=("FIXLOOP_FEEDBACK",))
     # The keys some source set (not compared): a model profile fills only the others.
     explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 

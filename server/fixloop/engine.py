@@ -331,7 +331,8 @@ class FixRun:
                              limits=LoopLimits(max_steps=settings.max_steps, attempts=settings.attempts,
                                                max_tokens=settings.max_tokens,
                                                max_seconds=settings.max_seconds,
-                                               context_chars=settings.context_chars))
+                                               context_chars=settings.context_chars,
+                                               teach=settings.feedback == "full"))
             await settle(model.base_url, settings.model_timeout)  # the turn would queue behind it anyway
             try:
                 outcome = await loop.run()

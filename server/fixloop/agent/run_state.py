@@ -36,6 +36,7 @@ class LoopLimits:
     stuck_stop_at: int = 3
     context_chars: int = 48_000
     echo_cuts: int = 2  # echoing replies cut in a row; the next one is let through
+    teach: bool = True  # rejections show expected vs actual, the diff and the fixes tried (else reasons)
 
 
 @dataclass(frozen=True)

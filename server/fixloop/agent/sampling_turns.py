@@ -33,13 +33,14 @@ class SamplingTurns:
     """The loop's sampling: `allows(why)` says whether a round may run now, `round` runs it."""
 
     def __init__(self, search: CandidateSearch, *, start_samples: int, samples: int, rounds: int,
-                 accept: Accept, focus: bool = True) -> None:
+                 accept: Accept, focus: bool = True, teach: bool = True) -> None:
         self.search = search
         self.start_samples = start_samples  # 0: no start round; 1: the code form's best guess alone
         self.samples = samples
         self.rounds = rounds
         self.accept = accept
         self.focus = focus  # point sampled candidates at different functions of the prompt's code
+        self.teach = teach  # a failed round shows expected vs actual, the diff and what was tried
         self._started = False
 
     @property
@@ -64,7 +65,7 @@ class SamplingTurns:
         else:
             self.rounds -= 1
             samples = self.samples
-            ask = {"role": "user", "content": resample_ask(self.search.tried.lines())}
+            ask = {"role": "user", "content": resample_ask(self.search.tried.lines() if self.teach else [])}
         messages = [*conversation.messages, *([ask] if ask else [])]
         focus = focus_points(_task_text(conversation)) if self.focus else []
         request = RoundRequest(messages, tools, stop, read_calls, step, count, samples,
@@ -86,7 +87,10 @@ class SamplingTurns:
         evidence = tuple(getattr(verdict, "evidence", ()) or ())
         diff = unified_diff(list(first.changes)) if first is not None and first.changes else ""
         problem = first.problem if first is not None and not first.changes else ""
-        text = round_feedback(evidence, diff, self.search.tried.lines(), len(result.candidates), problem)
+        if not self.teach:
+            evidence, diff = tuple(getattr(verdict, "reasons", ()) or ())[:3], ""
+        tried = self.search.tried.lines() if self.teach else []
+        text = round_feedback(evidence, diff, tried, len(result.candidates), problem)
         conversation.add({"role": "user", "content": text}, observation=True)
 
 
@@ -128,7 +132,7 @@ def sampling_for(settings: Settings, model: Drawer, gate: VerificationGate, shad
 
     search = CandidateSearch(model, gate, base, limits, emit=emit, tried=tried)
     return SamplingTurns(search, start_samples=start, samples=settings.samples, rounds=rounds, accept=accept,
-                         focus=settings.sample_focus)
+                         focus=settings.sample_focus, teach=settings.feedback == "full")
 
 
 def _sampled_temperature(settings: Settings) -> float | None:

@@ -50,9 +50,11 @@ class Submissions:
         reasons = tuple(verdict.reasons)
         tried_before = self.tried.lines()
         again = self._remember(verdict)
+        teach = self.limits.teach
         text = prompts.rejection_text(reasons, self.spent.attempts, self.limits.attempts,
-                                      evidence=_evidence(verdict), diff=_diff(verdict),
-                                      tried=tried_before, again=again)
+                                      evidence=_evidence(verdict) if teach else (),
+                                      diff=_diff(verdict) if teach else "",
+                                      tried=tried_before if teach else (), again=again)
         if self.spent.attempts < self.limits.attempts:
             return Step(rejected=reasons, repeated=again), ToolResult(text, is_error=True)
         not_fixed = self.spent.outcome("not_fixed", "not fixed: " + "; ".join(reasons), reasons)
