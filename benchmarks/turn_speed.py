@@ -43,7 +43,7 @@ _PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\
 # ---- the child: one fix run, recorded --------------------------------------------------------------
 
 
-def child(project: str, tree: Path, result_path: Path) -> None:
+def child(project: str, tree: Path, result_path: Path, base_url: str | None = None) -> None:
     import asyncio
 
     import httpx2 as httpx
@@ -108,7 +108,8 @@ def child(project: str, tree: Path, result_path: Path) -> None:
             fields = {k: v for k, v in vars(event).items() if isinstance(v, str | int | float | bool | None)}
             events.append({"t": time.monotonic(), "kind": kind, **fields})
 
-    settings = load_settings(root, {"model": "local", "testTimeout": 60})
+    model = {"model": "scripted", "baseUrl": base_url} if base_url else {"model": "local"}
+    settings = load_settings(root, {**model, "testTimeout": 60})
     load = os.getloadavg()[0]
     started = time.monotonic()
     result = asyncio.run(FixRun(FixRequest(root, tuple(fix["test_ids"])), settings, on_event).execute())
@@ -134,7 +135,7 @@ def wait_for_the_machine(limit: float = 1800) -> None:
         time.sleep(10)
 
 
-def run_child(tree: Path, project: str, timeout: float) -> dict[str, Any]:
+def run_child(tree: Path, project: str, timeout: float, base_url: str | None = None) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix="turn-speed-env-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
     env.update(XDG_CACHE_HOME=str(scratch / "cache"), XDG_STATE_HOME=str(scratch / "state"),
@@ -144,9 +145,10 @@ def run_child(tree: Path, project: str, timeout: float) -> dict[str, Any]:
     result_path = scratch / "run.json"
     python = tree / ".venv" / "bin" / "python"
     try:
+        extra = ["--base-url", base_url] if base_url else []
         done = subprocess.run([str(python), __file__, "--child", project, "--tree-path", str(tree),
-                               "--result", str(result_path)], env=env, capture_output=True, text=True,
-                              timeout=timeout)
+                               "--result", str(result_path), *extra], env={**env, "FIXLOOP_API_KEY": "none"},
+                              capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"project": project, "status": "timeout", "wall": timeout, "requests": [], "events": []}
     if not result_path.exists():
@@ -281,8 +283,9 @@ def bench_runs(args: argparse.Namespace, trees: dict[str, Path]) -> None:
     for repeat in range(args.repeat):
         for project in args.projects:
             for name in (order if (repeat + args.projects.index(project)) % 2 == 0 else order[::-1]):
-                wait_for_the_machine()
-                run = run_child(trees[name], project, args.timeout)
+                if not args.base_url:
+                    wait_for_the_machine()
+                run = run_child(trees[name], project, args.timeout, args.base_url)
                 run["tree"], run["repeat"] = name, repeat
                 run["figures"] = figures(run, tokenize_prompts([r["body"] for r in run["requests"]]))
                 runs.append(run)
@@ -338,12 +341,13 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds one run may take")
     parser.add_argument("--out", type=Path, help="append each run (JSON) to this file")
     parser.add_argument("--demo", action="store_true", help="time `fixloop demo` instead")
+    parser.add_argument("--base-url", help="an endpoint instead of the managed model (to check the bench)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--tree-path", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.tree_path, args.result)
+        child(args.child, args.tree_path, args.result, args.base_url)
         return
     trees = dict(spec.split("=", 1) for spec in args.tree) or {"after": str(HERE)}
     paths = {name: Path(path).resolve() for name, path in trees.items()}
