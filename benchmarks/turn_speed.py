@@ -16,7 +16,8 @@ characters of the prompt's context verbatim, as a share of all generated tokens.
 
 `--demo` instead times `fixloop demo` (the README's first command, through the language server) per tree.
 Needs llama-cpp-python's server ($FIXLOOP_LLAMA_PYTHON, default ~/.cache/fixloop-local/venv/bin/python)
-and the 1.5B model. One llama.cpp server at a time: a run waits while another one is running.
+and the 1.5B model. One llama.cpp server at a time: a run first waits (--wait) while another one runs,
+then goes ahead and notes how many others are running.
 """
 
 from __future__ import annotations
@@ -123,16 +124,18 @@ def child(project: str, tree: Path, result_path: Path, base_url: str | None = No
 # ---- the parent: interleaved runs and their figures ----------------------------------------------------
 
 
-def llama_running() -> bool:
+def llama_servers() -> int:
+    """How many llama.cpp servers run on this machine now (other people's, between our runs)."""
     done = subprocess.run(["pgrep", "-f", "llama_cpp.server|llama-server"], capture_output=True, text=True)
-    return bool(done.stdout.strip())
+    return len(done.stdout.split())
 
 
-def wait_for_the_machine(limit: float = 1800) -> None:
-    """One llama.cpp server at a time on this machine: wait while another one runs."""
+def wait_for_the_machine(limit: float) -> int:
+    """Wait (at most `limit` s) while another llama.cpp server runs; how many still run (a figure's note)."""
     deadline = time.monotonic() + limit
-    while llama_running() and time.monotonic() < deadline:
+    while llama_servers() and time.monotonic() < deadline:
         time.sleep(10)
+    return llama_servers()
 
 
 def run_child(tree: Path, project: str, timeout: float, base_url: str | None = None) -> dict[str, Any]:
@@ -283,15 +286,15 @@ def bench_runs(args: argparse.Namespace, trees: dict[str, Path]) -> None:
     for repeat in range(args.repeat):
         for project in args.projects:
             for name in (order if (repeat + args.projects.index(project)) % 2 == 0 else order[::-1]):
-                if not args.base_url:
-                    wait_for_the_machine()
+                others = 0 if args.base_url else wait_for_the_machine(args.wait)
                 run = run_child(trees[name], project, args.timeout, args.base_url)
-                run["tree"], run["repeat"] = name, repeat
+                run["tree"], run["repeat"], run["other_servers"] = name, repeat, others
                 run["figures"] = figures(run, tokenize_prompts([r["body"] for r in run["requests"]]))
                 runs.append(run)
                 turns = [t for t in run["figures"]["turns"] if not t["warm_up"]]
                 print(f"{name:>7} {project:<18} {run['status']:<9} {run.get('wall', 0):6.1f}s "
-                      f"{len(turns)} turns, load {run.get('load_start', 0):.1f}", flush=True)
+                      f"{len(turns)} turns, load {run.get('load_start', 0):.1f}, {others} other llama "
+                      f"server(s)", flush=True)
                 if args.out:
                     with args.out.open("a") as out:
                         out.write(json.dumps({k: v for k, v in run.items() if k != "server_log"}) + "\n")
@@ -304,7 +307,7 @@ def demo_runs(args: argparse.Namespace, trees: dict[str, Path]) -> None:
     order = list(trees)
     for repeat in range(args.repeat):
         for name in (order if repeat % 2 == 0 else order[::-1]):
-            wait_for_the_machine()
+            others = wait_for_the_machine(args.wait)
             scratch = Path(tempfile.mkdtemp(prefix="turn-speed-demo-"))
             env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
             env.update(XDG_CACHE_HOME=str(scratch / "cache"), XDG_STATE_HOME=str(scratch / "state"),
@@ -319,7 +322,8 @@ def demo_runs(args: argparse.Namespace, trees: dict[str, Path]) -> None:
             tail = " ".join(done.stdout.strip().splitlines()[-3:-1])
             status = "fixed" if done.returncode == 0 else f"exit {done.returncode}"
             rows.append((name, status, wall, load, tail))
-            print(f"{name:>7} demo {status:<8} {wall:6.1f}s load {load:.1f}  {tail}", flush=True)
+            print(f"{name:>7} demo {status:<8} {wall:6.1f}s load {load:.1f}, {others} other llama server(s)  "
+                  f"{tail}", flush=True)
             shutil.rmtree(scratch, ignore_errors=True)
     print("\n| tree | runs | fixed | wall median s | walls s | load avg at start |")
     print("|---|---|---|---|---|---|")
@@ -339,6 +343,8 @@ def main() -> None:
     parser.add_argument("--projects", nargs="+", default=PROJECTS)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds one run may take")
+    parser.add_argument("--wait", type=float, default=600.0,
+                        help="seconds to wait for other llama.cpp servers to end before a run")
     parser.add_argument("--out", type=Path, help="append each run (JSON) to this file")
     parser.add_argument("--demo", action="store_true", help="time `fixloop demo` instead")
     parser.add_argument("--base-url", help="an endpoint instead of the managed model (to check the bench)")

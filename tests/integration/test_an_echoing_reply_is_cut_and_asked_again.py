@@ -1,5 +1,6 @@
-"""A reply that starts re-typing the context it was shown is cut while it streams and asked again with a
-short instruction; the warm start shows code the way it is in the files, so there is nothing odd to copy."""
+"""A reply that starts re-typing the context it was shown (with or without a listing's line numbers) is cut
+while it streams and asked again with a short instruction; the warm start shows code the way it is in the
+files, so there is no gutter to copy."""
 
 from __future__ import annotations
 

@@ -132,3 +132,12 @@ def test_quoting_a_line_or_copying_old_text_into_a_call_is_no_echo() -> None:
     cuts = [watch.on_text(reply[start:start + 4]) for start in range(0, len(reply), 4)]
     assert not any(cut is not None and cut.reason == "echo" for cut in cuts)
     assert echoed_chars(index, "The bug: `result += i` adds where it should multiply.") == 0
+
+
+def test_a_numbered_listing_re_typed_with_or_without_its_line_numbers_is_an_echo() -> None:
+    listing = "\n".join(f"{n:>4} | {line}" for n, line in enumerate(CONTEXT.splitlines()[2:-1], 4))
+    index = EchoIndex()
+    index.add("### mathutils.py (lines 4-9) factorial, called by the test\n" + listing)
+    bare = "\n".join(line.split(" | ", 1)[1] for line in listing.splitlines())
+    assert echoed_chars(index, "Here it is again:\n" + listing) > 100
+    assert echoed_chars(index, "Here it is again:\n" + bare) > 100

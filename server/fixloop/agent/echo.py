@@ -9,6 +9,7 @@ from typing import Any
 SHINGLE = 24  # characters in one compared piece (whitespace runs count as one space)
 ECHO_CHARS = 100  # a verbatim run this long is an echo, not a quote
 _SPACE = re.compile(r"\s+")
+_GUTTER = re.compile(r"^[ \t]*\d+ \|(?: |$)", re.MULTILINE)  # "  12 | code": a numbered listing's gutter
 
 
 class EchoIndex:
@@ -20,8 +21,10 @@ class EchoIndex:
         self._indexed = 0
 
     def add(self, text: str) -> None:
-        flat = _SPACE.sub(" ", text)
-        self._pieces.update(flat[i:i + SHINGLE] for i in range(0, max(0, len(flat) - SHINGLE + 1)))
+        """Index `text`, and its numbered listings without their gutters (re-typed code drops them)."""
+        for form in {text, _GUTTER.sub("", text)}:
+            flat = _SPACE.sub(" ", form)
+            self._pieces.update(flat[i:i + SHINGLE] for i in range(0, max(0, len(flat) - SHINGLE + 1)))
 
     def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> None:
         """Index the user and tool messages not indexed yet (the list only grows)."""
