@@ -16,7 +16,7 @@ from fixloop.agent.run_state import GateAnswer, LoopLimits, LoopOutcome, LoopSta
 from fixloop.agent.sampling_turns import SamplingTurns
 from fixloop.agent.submissions import Submissions
 from fixloop.agent.tried import TriedFixes
-from fixloop.events import Action, Calling, Event, Notice, Observation, Reply, Thought, ThoughtDelta, Verdict
+from fixloop.events import Action, Calling, Event, Notice, Observation, Reply, Thought, ThoughtDelta
 from fixloop.model.client import ChatModel, ToolsUnsupported
 from fixloop.model.replies import ModelReply
 from fixloop.tools.base import ToolResult
@@ -52,16 +52,13 @@ class ReActLoop:
         tried: TriedFixes | None = None,
         history: Sequence[dict[str, Any]] = (),
     ) -> None:
-        self.model = model
-        self.toolbox = toolbox
-        self.emit = emit
+        self.model, self.toolbox, self.emit = model, toolbox, emit
         self.compact_tools = compact_tools
         self.limits = limits or LoopLimits()
         self.protocol: CallProtocol = call_protocol(protocol, toolbox.names, single_arg)
         self.spent = Spent(self.limits)
         self.sampling = sampling
-        if tried is None:
-            tried = sampling.search.tried if sampling is not None else TriedFixes()
+        tried = tried if tried is not None else sampling.search.tried if sampling else TriedFixes()
         self.submissions = Submissions(verify, self.spent, self.limits, emit, tried, lambda: self.step)
         self.stuck = StuckWatch(self.limits.stuck_nudge_at, self.limits.stuck_stop_at)
         self.echo = EchoIndex()
@@ -94,18 +91,7 @@ class ReActLoop:
 
     async def _sample(self, why: str) -> LoopOutcome | None:
         """A round of candidate fixes (generate and validate) when the run's sampling allows one now."""
-        if self.sampling is None or not self.sampling.allows(why) or self.spent.exhausted():
-            return None
-        self.spent.steps += why != "start"  # a later round takes a turn of the budget
-        request = self.protocol.request(self.toolbox.schemas(compact=self.compact_tools))
-        summary = await self.sampling.round(why, self.conversation, request.tools, request.stop,
-                                            lambda reply: self.protocol.read(reply, self.step).calls,
-                                            self.step, lambda reply: self.emit(self.spent.count(reply)))
-        if summary is None:
-            return None
-        self.spent.attempts += 1
-        self.emit(Verdict(True, (), self.attempts, self.step))
-        return self.spent.outcome("fixed", summary)
+        return await self.sampling.take(why, self) if self.sampling is not None else None
 
     def _system_prompt(self) -> str:
         return self.protocol.system_prompt(self.toolbox.text_descriptions())

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from fixloop.agent.acting import ToolboxLike
+from fixloop.agent.call_protocols import CallProtocol
 from fixloop.agent.candidates import BaseFiles, Candidate, shadow_reader
 from fixloop.agent.context import Conversation
 from fixloop.agent.edit_forms import focus_points, resample_ask, round_feedback
+from fixloop.agent.run_state import LoopOutcome, Spent
 from fixloop.agent.sampling import CandidateSearch, Drawer, RoundRequest, RoundResult, SampleLimits
 from fixloop.agent.tried import TriedFixes
 from fixloop.config import Settings
-from fixloop.events import Event
+from fixloop.events import Event, Verdict
 from fixloop.model.replies import ModelReply
 from fixloop.result import FileChange
 from fixloop.shadow import ShadowWorkspace, unified_diff
@@ -27,6 +30,18 @@ from fixloop.shadow.files import check_relpath
 from fixloop.verify import VerificationGate
 
 Accept = Callable[[Candidate, Any], Awaitable[None]]  # the winner and its verdict: make it the proposal
+
+
+class LoopView(Protocol):
+    """What a round needs of the ReAct loop it serves."""
+
+    conversation: Conversation
+    protocol: CallProtocol
+    toolbox: ToolboxLike
+    compact_tools: bool
+    spent: Spent
+
+    def emit(self, event: Event) -> None: ...
 
 
 class SamplingTurns:
@@ -47,6 +62,22 @@ class SamplingTurns:
     def starts_with_code(self) -> bool:
         """Whether the run's first turn asks for corrected code (the task prompt ends with that ask)."""
         return self.start_samples > 0
+
+    async def take(self, why: str, loop: LoopView) -> LoopOutcome | None:
+        """A round for `loop` if one is allowed now; the run's outcome when it found a verified fix."""
+        spent = loop.spent
+        if not self.allows(why) or spent.exhausted():
+            return None
+        spent.steps += why != "start"  # a later round takes a turn of the budget
+        request = loop.protocol.request(loop.toolbox.schemas(compact=loop.compact_tools))
+        summary = await self.round(why, loop.conversation, request.tools, request.stop,
+                                   lambda reply: loop.protocol.read(reply, spent.steps).calls, spent.steps,
+                                   lambda reply: loop.emit(spent.count(reply)))
+        if summary is None:
+            return None
+        spent.attempts += 1
+        loop.emit(Verdict(True, (), spent.attempts, spent.steps))
+        return spent.outcome("fixed", summary)
 
     def allows(self, why: str) -> bool:
         if why == "start":
