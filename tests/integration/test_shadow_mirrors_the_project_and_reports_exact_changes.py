@@ -14,6 +14,7 @@ import pytest
 from fixloop.errors import FixloopError, ShadowError
 from fixloop.result import FileChange
 from fixloop.shadow import ShadowWorkspace, apply_changes, clean_stale_shadows, shadows_dir
+from fixloop.shadow.lifetime import new_container
 from support import repo_snapshot
 
 GIT_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
@@ -249,6 +250,16 @@ def test_a_killed_run_leaves_the_repo_unchanged_and_is_cleaned_next_time(repo: P
     assert not left_behind.exists()
     assert clean_stale_shadows() == 0
     assert repo_snapshot(repo) == before
+
+
+def test_a_shadow_still_being_set_up_is_not_taken_for_a_stale_one(repo: Path) -> None:
+    # Two fixes start together: the second run's cleanup runs while the first is still cloning.
+    half_made = new_container("first-run", repo)
+    assert clean_stale_shadows() == 0
+    assert half_made.is_dir()
+    with ShadowWorkspace.create(repo):
+        pass
+    assert half_made.is_dir()
 
 
 def test_apply_changes_writes_the_fix_and_refuses_stale_files(repo: Path) -> None:

@@ -92,6 +92,19 @@ class FixloopProtocol(LanguageServerProtocol):
         EXECUTE_PARAMS.set(params)
         return (yield from super().lsp_workspace__execute_command(params))
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Any:
+        """pygls' shutdown, over a snapshot of the pending requests: cancelling one runs its callback (which
+        removes it), and worker threads add and finish requests meanwhile (`dictionary changed size`)."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         server = self._server
         if isinstance(server, FixloopServer):

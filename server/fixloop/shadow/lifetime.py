@@ -6,6 +6,7 @@ import atexit
 import contextlib
 import json
 import os
+import threading
 import time
 import weakref
 from pathlib import Path
@@ -29,6 +30,10 @@ class Held(Protocol):
 
 
 _open_shadows: weakref.WeakSet[Held] = weakref.WeakSet()
+# Containers this process made and has not removed: a shadow being set up is not held yet, and a run
+# starting meanwhile must not take its half-made folder for a stale one.
+_own_containers: set[Path] = set()
+_containers_lock = threading.Lock()
 
 
 def shadows_dir() -> Path:
@@ -39,7 +44,9 @@ def shadows_dir() -> Path:
 def new_container(name: str, project: Path) -> Path:
     """A fresh folder for one shadow, with an owner file naming this process (for the stale cleanup)."""
     container = shadows_dir() / f"{name}-{os.getpid()}"
-    container.mkdir(parents=True, exist_ok=False)
+    with _containers_lock:
+        container.mkdir(parents=True, exist_ok=False)
+        _own_containers.add(container)
     (container / OWNER_FILE).write_text(
         json.dumps({"pid": os.getpid(), "project": str(project), "created": time.time()})
     )
@@ -55,6 +62,8 @@ def release(shadow: Held) -> None:
     """Forget a shadow and remove its folder."""
     _open_shadows.discard(shadow)
     remove_tree(shadow.container)
+    with _containers_lock:
+        _own_containers.discard(shadow.container)
 
 
 @atexit.register
@@ -79,8 +88,10 @@ def clean_stale_shadows() -> int:
         except (OSError, ValueError, KeyError, TypeError):
             with contextlib.suppress(ValueError):
                 pid = int(container.name.rsplit("-", 1)[-1])
-        if pid == os.getpid() and any(shadow.container == container for shadow in list(_open_shadows)):
-            continue
+        if pid == os.getpid():
+            with _containers_lock:
+                if container in _own_containers:
+                    continue
         if pid != os.getpid() and pid_alive(pid):
             continue
         remove_tree(container)

@@ -211,8 +211,9 @@ async function cancel() {
   step('code_lens');
   await lens.click();
   step('fix_invoked');
-  // the scripted model holds its first answer back: the run is waiting on the model
-  result.texts.progress = await waitForToast('baseline:');
+  // the scripted model holds its first answer back: the run is waiting on the model, its last report
+  // the baseline's or (when the failure is an assertion) the suspects' line
+  result.texts.progress = await waitForToast(/baseline:|suspects:/);
   await page.waitForTimeout(1000);
   step('model_waiting');
   await screenshot('progress', 'the fixloop progress notification while the model is thinking, before Cancel');
