@@ -51,9 +51,11 @@ def main(paths: list[str]) -> None:
             tally[f"first call: {first}"] += 1
             tally[f"first edit: {edit}"] += 1
     for mode, tally in counts.items():
-        print(f"{mode}: {tally['runs']} runs; first call at a test file {tally['first call: test']}, first "
-              f"edit of a test file {tally['first edit: test']}, of the code {tally['first edit: code']}, no "
-              f"edit {tally['first edit: None']}")
+        print(
+            f"{mode}: {tally['runs']} runs; first call at a test file {tally['first call: test']}, first "
+            f"edit of a test file {tally['first edit: test']}, of the code {tally['first edit: code']}, no "
+            f"edit {tally['first edit: None']}"
+        )
 
 
 if __name__ == "__main__":

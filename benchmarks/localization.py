@@ -70,8 +70,11 @@ async def measure(case: BenchCase) -> dict[str, object] | None:
         baseline = await record_baseline(runner, case.failing_test_ids)
         failing = [o for t in case.failing_test_ids for o in target_outcomes(baseline.run, t) if o.failing]
         bug = bug_function(root, site)
-        row: dict[str, object] = {"case": case.name, "bug": bug, "ends_in_test": bool(failing) and
-                                  ends_in_test(failing[0])}
+        row: dict[str, object] = {
+            "case": case.name,
+            "bug": bug,
+            "ends_in_test": bool(failing) and ends_in_test(failing[0]),
+        }
         plain = build_warm_start(root, baseline.run, list(case.failing_test_ids))
         code = plain.split("# The failing test")[0]
         shown = [f"{m.group(1)}::{m.group(3).rstrip(',')}" for m in HEADER.finditer(code)]
@@ -104,8 +107,10 @@ async def main() -> None:
     for label, key in (("warm start (functions the test calls)", "warm_start_rank"), ("SBFL", "sbfl_rank")):
         first = sum(1 for r in asserting if r[key] == 1)
         top3 = sum(1 for r in asserting if r[key] is not None and r[key] <= 3)
-        print(f"{label}: bug function first in {first}/{len(asserting)}, in the top 3 in {top3}/"
-              f"{len(asserting)} of the cases whose traceback ends in the test")
+        print(
+            f"{label}: bug function first in {first}/{len(asserting)}, in the top 3 in {top3}/"
+            f"{len(asserting)} of the cases whose traceback ends in the test"
+        )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

@@ -46,12 +46,29 @@ class TimedList(list):
 
 def script() -> list[dict[str, Any]]:
     # Distinct arguments each time, so the loop's stuck detection does not step in.
-    turns = [{"content": f"Reading calc.py ({n}).", "tool_calls": [{"name": "read_file", "arguments": {
-        "path": "calc.py", "start_line": 1, "end_line": n + 1}}]} for n in range(READS)]
-    turns.append({"content": "Fixing the sign.", "tool_calls": [{"name": "edit_file", "arguments": {
-        "path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}}]})
-    turns.append({"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {
-        "summary": "add adds"}}]})
+    turns = [
+        {
+            "content": f"Reading calc.py ({n}).",
+            "tool_calls": [
+                {"name": "read_file", "arguments": {"path": "calc.py", "start_line": 1, "end_line": n + 1}}
+            ],
+        }
+        for n in range(READS)
+    ]
+    turns.append(
+        {
+            "content": "Fixing the sign.",
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"},
+                }
+            ],
+        }
+    )
+    turns.append(
+        {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "add adds"}}]}
+    )
     return turns
 
 
@@ -60,8 +77,13 @@ def make_project(root: Path) -> None:
     (root / "calc.py").write_text(CALC)
     (root / "conftest.py").write_text("")
     (root / "tests" / "test_calc.py").write_text(TEST)
-    for args in (["init", "-q"], ["config", "user.name", "b"], ["config", "user.email", "b@b.invalid"],
-                 ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+    for args in (
+        ["init", "-q"],
+        ["config", "user.name", "b"],
+        ["config", "user.email", "b@b.invalid"],
+        ["add", "-A"],
+        ["commit", "-q", "-m", "initial"],
+    ):
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 
@@ -72,8 +94,13 @@ async def one_fix(workdir: Path) -> dict[str, Any]:
     model.requests = TimedList()
     base_url = model.start()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
-    env.update(FIXLOOP_BASE_URL=base_url, FIXLOOP_MODEL="scripted", FIXLOOP_API_KEY="k",
-               XDG_CACHE_HOME=str(workdir / "xdg"), XDG_STATE_HOME=str(workdir / "xdg"))
+    env.update(
+        FIXLOOP_BASE_URL=base_url,
+        FIXLOOP_MODEL="scripted",
+        FIXLOOP_API_KEY="k",
+        XDG_CACHE_HOME=str(workdir / "xdg"),
+        XDG_STATE_HOME=str(workdir / "xdg"),
+    )
     client: LanguageClient = make_test_lsp_client()
     first_progress: list[float] = []
 
@@ -84,17 +111,28 @@ async def one_fix(workdir: Path) -> dict[str, Any]:
     config = ClientServerConfig(server_command=[sys.executable, "-m", "fixloop.lsp"], server_env=env)
     await client.start_io(*config.get_server_command(), env=env)
     try:
-        await client.initialize_session(types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"), root_uri=root.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="proj")]))
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities("visual-studio-code"),
+                root_uri=root.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="proj")],
+            )
+        )
+
         async def stamp_first_progress() -> None:
             await client.wait_for_notification(types.PROGRESS)
             first_progress.append(time.monotonic())
 
         stamper = asyncio.create_task(stamp_first_progress())
         sent = time.monotonic()
-        result = await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command="fixloop.server.fixFailingTest", arguments=[{"testId": TEST_ID}])), 120)
+        result = await asyncio.wait_for(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command="fixloop.server.fixFailingTest", arguments=[{"testId": TEST_ID}]
+                )
+            ),
+            120,
+        )
         total = time.monotonic() - sent
         await asyncio.wait_for(stamper, 1)
         await asyncio.wait_for(client.shutdown_session(), 10)
@@ -103,8 +141,13 @@ async def one_fix(workdir: Path) -> dict[str, Any]:
         model.stop()
     times = model.requests.times
     gaps = [b - a for a, b in itertools.pairwise(times[: READS + 1])]
-    return {"status": result["status"], "first_progress": first_progress[0] - sent, "gaps": gaps,
-            "total": total, "steps": result["steps"]}
+    return {
+        "status": result["status"],
+        "first_progress": first_progress[0] - sent,
+        "gaps": gaps,
+        "total": total,
+        "steps": result["steps"],
+    }
 
 
 async def engine_only(workdir: Path) -> list[float]:
@@ -117,8 +160,9 @@ async def engine_only(workdir: Path) -> list[float]:
     model = ScriptedModelServer(script())
     model.requests = TimedList()
     base_url = model.start()
-    os.environ.update(XDG_CACHE_HOME=str(workdir / "xdg"), XDG_STATE_HOME=str(workdir / "xdg"),
-                      FIXLOOP_API_KEY="k")
+    os.environ.update(
+        XDG_CACHE_HOME=str(workdir / "xdg"), XDG_STATE_HOME=str(workdir / "xdg"), FIXLOOP_API_KEY="k"
+    )
     try:
         settings = Settings(model="scripted", base_url=base_url)
         run = FixRun(FixRequest(root=root, test_ids=(TEST_ID,)), settings)
@@ -150,15 +194,23 @@ async def main() -> int:
         with tempfile.TemporaryDirectory(prefix="fixloop-bench-") as tmp:
             engine_gaps.extend(await engine_only(Path(tmp)))
     print(f"runs: {args.runs}, read-only steps measured: {len(gaps)}")
-    print(f"executeCommand -> first $/progress: median {statistics.median(firsts) * 1000:.1f} ms "
-          f"(min {min(firsts) * 1000:.1f}, max {max(firsts) * 1000:.1f})")
-    print(f"per-step overhead outside model and pytest: median {statistics.median(gaps) * 1000:.1f} ms "
-          f"(p90 {sorted(gaps)[int(len(gaps) * 0.9)] * 1000:.1f})")
+    print(
+        f"executeCommand -> first $/progress: median {statistics.median(firsts) * 1000:.1f} ms "
+        f"(min {min(firsts) * 1000:.1f}, max {max(firsts) * 1000:.1f})"
+    )
+    print(
+        f"per-step overhead outside model and pytest: median {statistics.median(gaps) * 1000:.1f} ms "
+        f"(p90 {sorted(gaps)[int(len(gaps) * 0.9)] * 1000:.1f})"
+    )
     engine, face = statistics.median(engine_gaps), statistics.median(gaps) - statistics.median(engine_gaps)
-    print(f"  of which the engine alone (no LSP face): median {engine * 1000:.1f} ms; "
-          f"the LSP face adds {face * 1000:.1f} ms")
-    print(f"whole fix (baseline + {READS + 2} model turns + verification): median "
-          f"{statistics.median(totals):.2f} s")
+    print(
+        f"  of which the engine alone (no LSP face): median {engine * 1000:.1f} ms; "
+        f"the LSP face adds {face * 1000:.1f} ms"
+    )
+    print(
+        f"whole fix (baseline + {READS + 2} model turns + verification): median "
+        f"{statistics.median(totals):.2f} s"
+    )
     return 0
 
 

@@ -44,8 +44,9 @@ def big_repo(root: Path, files: int) -> Path:
     for index in range(files):
         package = root / f"pkg{index % 50:02d}"
         package.mkdir(exist_ok=True)
-        (package / f"module_{index:05d}.py").write_text("".join(f"def f{n}(x):\n    return x + {n}\n\n"
-                                                                for n in range(40)))
+        (package / f"module_{index:05d}.py").write_text(
+            "".join(f"def f{n}(x):\n    return x + {n}\n\n" for n in range(40))
+        )
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "initial"]):
         subprocess.run([*git, *args], cwd=root, check=True)
@@ -56,9 +57,26 @@ def fail_time(root: Path, env: dict[str, str], base_url: str, model: str) -> tup
     """Wall and CPU seconds of one failing `fixloop fix`, and its line on stderr."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "fixloop", "fix", TARGET, "--root", str(root), "-q",
-                           "--base-url", base_url, "--model", model], env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fixloop",
+            "fix",
+            TARGET,
+            "--root",
+            str(root),
+            "-q",
+            "--base-url",
+            base_url,
+            "--model",
+            model,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -93,8 +111,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--files", type=int, default=5000)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="fixloop-preflight-") as scratch, \
-            ScriptedModelServer({"model": "gpt-4o-mini", "turns": []}, flavour="openai") as openai_like:
+    with (
+        tempfile.TemporaryDirectory(prefix="fixloop-preflight-") as scratch,
+        ScriptedModelServer({"model": "gpt-4o-mini", "turns": []}, flavour="openai") as openai_like,
+    ):
         base = Path(scratch)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
         env.update(XDG_CACHE_HOME=str(base / "cache"), PYTHONPATH=str(HERE / "server"))
@@ -104,8 +124,10 @@ def main() -> None:
         started = time.perf_counter()
         big = big_repo(base / "big", args.files)
         built = time.perf_counter() - started
-        print(f"projects: demo (3 files), big ({args.files} files, built in {built:.1f} s); "
-              f"{os.cpu_count()} CPUs; {args.repeat} runs each")
+        print(
+            f"projects: demo (3 files), big ({args.files} files, built in {built:.1f} s); "
+            f"{os.cpu_count()} CPUs; {args.repeat} runs each"
+        )
         dead = f"http://127.0.0.1:{free_port()}/v1"
         cases = [
             ("dead endpoint", dead, "gpt-4o-mini", {}),
@@ -119,15 +141,21 @@ def main() -> None:
                     seconds, cpu, line = fail_time(root, {**env, **extra}, url, model)
                     times.append(seconds)
                     cpus.append(cpu)
-                print(f"{project:>12} | {label:<15} | median {statistics.median(times):.2f} s, "
-                      f"slowest {max(times):.2f} s, CPU {statistics.median(cpus):.2f} s | {line[:90]}")
+                print(
+                    f"{project:>12} | {label:<15} | median {statistics.median(times):.2f} s, "
+                    f"slowest {max(times):.2f} s, CPU {statistics.median(cpus):.2f} s | {line[:90]}"
+                )
         print("in process (the language server's and the bench's path): FixRun.execute() to its error")
         for project, root in (("demo", demo), (f"{args.files} files", big)):
             for label, url, model, extra in cases:
-                times = [asyncio.run(run_fails(root, url, model, extra.get("FIXLOOP_API_KEY")))
-                         for _ in range(args.repeat)]
-                print(f"{project:>12} | {label:<15} | median {statistics.median(times):.2f} s, "
-                      f"slowest {max(times):.2f} s")
+                times = [
+                    asyncio.run(run_fails(root, url, model, extra.get("FIXLOOP_API_KEY")))
+                    for _ in range(args.repeat)
+                ]
+                print(
+                    f"{project:>12} | {label:<15} | median {statistics.median(times):.2f} s, "
+                    f"slowest {max(times):.2f} s"
+                )
         print(f"load average while measuring: {os.getloadavg()[0]:.1f}")
 
 

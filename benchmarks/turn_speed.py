@@ -55,8 +55,11 @@ def child(project: str, tree: Path, result_path: Path, base_url: str | None = No
 
     fix = json.loads((tree / "fixtures" / "fixes" / f"{project}.json").read_text())
     root = Path(tempfile.mkdtemp(prefix="turn-speed-")) / project
-    shutil.copytree(tree / "fixtures" / "projects" / project, root,
-                    ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    shutil.copytree(
+        tree / "fixtures" / "projects" / project,
+        root,
+        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"),
+    )
     if fix.get("git", True):
         git = ["git", "-c", "user.name=b", "-c", "user.email=b@b.invalid", "-c", "commit.gpgsign=false"]
         for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "buggy"]):
@@ -89,8 +92,12 @@ def child(project: str, tree: Path, result_path: Path, base_url: str | None = No
                 return response
             record = {"sent": time.monotonic(), "body": body, "pieces": [], "complete": False, "closed": None}
             requests.append(record)
-            return httpx.Response(response.status_code, headers=response.headers,
-                                  stream=Recorded(response.stream, record), extensions=response.extensions)
+            return httpx.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=Recorded(response.stream, record),
+                extensions=response.extensions,
+            )
 
         async def aclose(self) -> None:
             await self.inner.aclose()
@@ -115,10 +122,21 @@ def child(project: str, tree: Path, result_path: Path, base_url: str | None = No
     started = time.monotonic()
     result = asyncio.run(FixRun(FixRequest(root, tuple(fix["test_ids"])), settings, on_event).execute())
     wall = time.monotonic() - started
-    result_path.write_text(json.dumps({
-        "project": project, "status": result.status, "wall": wall, "steps": result.steps, "started": started,
-        "load_start": load, "load_end": os.getloadavg()[0], "requests": requests, "events": events,
-    }))
+    result_path.write_text(
+        json.dumps(
+            {
+                "project": project,
+                "status": result.status,
+                "wall": wall,
+                "steps": result.steps,
+                "started": started,
+                "load_start": load,
+                "load_end": os.getloadavg()[0],
+                "requests": requests,
+                "events": events,
+            }
+        )
+    )
 
 
 # ---- the parent: interleaved runs and their figures ----------------------------------------------------
@@ -141,22 +159,44 @@ def wait_for_the_machine(limit: float) -> int:
 def run_child(tree: Path, project: str, timeout: float, base_url: str | None = None) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix="turn-speed-env-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
-    env.update(XDG_CACHE_HOME=str(scratch / "cache"), XDG_STATE_HOME=str(scratch / "state"),
-               FIXLOOP_MODELS_DIR=str(Path.home() / ".cache" / "fixloop" / "models"),
-               FIXLOOP_LLAMA_PYTHON=os.environ.get("FIXLOOP_LLAMA_PYTHON", str(LLAMA_PYTHON)),
-               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    env.update(
+        XDG_CACHE_HOME=str(scratch / "cache"),
+        XDG_STATE_HOME=str(scratch / "state"),
+        FIXLOOP_MODELS_DIR=str(Path.home() / ".cache" / "fixloop" / "models"),
+        FIXLOOP_LLAMA_PYTHON=os.environ.get("FIXLOOP_LLAMA_PYTHON", str(LLAMA_PYTHON)),
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+    )
     result_path = scratch / "run.json"
     python = tree / ".venv" / "bin" / "python"
     try:
         extra = ["--base-url", base_url] if base_url else []
-        done = subprocess.run([str(python), __file__, "--child", project, "--tree-path", str(tree),
-                               "--result", str(result_path), *extra], env={**env, "FIXLOOP_API_KEY": "none"},
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [
+                str(python),
+                __file__,
+                "--child",
+                project,
+                "--tree-path",
+                str(tree),
+                "--result",
+                str(result_path),
+                *extra,
+            ],
+            env={**env, "FIXLOOP_API_KEY": "none"},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"project": project, "status": "timeout", "wall": timeout, "requests": [], "events": []}
     if not result_path.exists():
-        return {"project": project, "status": "crashed", "error": done.stderr[-2000:], "requests": [],
-                "events": []}
+        return {
+            "project": project,
+            "status": "crashed",
+            "error": done.stderr[-2000:],
+            "requests": [],
+            "events": [],
+        }
     record = json.loads(result_path.read_text())
     logs = sorted((scratch / "state").rglob("local-model-*.log"))
     record["server_log"] = "\n".join(log.read_text(errors="replace") for log in logs)
@@ -183,8 +223,13 @@ def tokenize_prompts(bodies: list[dict[str, Any]]) -> list[int]:
         "    out.append(len(llm.tokenize(prompt.encode(), add_bos=False, special=True)))\n"
         "print(json.dumps(out))\n"
     )
-    done = subprocess.run([os.environ.get("FIXLOOP_LLAMA_PYTHON", str(LLAMA_PYTHON)), "-c", script],
-                          input=json.dumps(bodies), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [os.environ.get("FIXLOOP_LLAMA_PYTHON", str(LLAMA_PYTHON)), "-c", script],
+        input=json.dumps(bodies),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if done.returncode:
         raise SystemExit(f"tokenizing prompts failed: {done.stderr[-800:]}")
     return json.loads(done.stdout)
@@ -219,8 +264,9 @@ def turn_figures(record: dict[str, Any], prompt_tokens: int, run: dict[str, Any]
     pieces = [(when, piece) for when, piece, _ in chunks if piece]
     generated = (usage or {}).get("completion_tokens") or len(pieces)
     tools = [t["function"]["name"] for t in body.get("tools") or []]
-    scanner = CallScanner(tools or ["read_file", "list_files", "search", "run_tests", "edit_file",
-                                    "write_file", "submit"])
+    scanner = CallScanner(
+        tools or ["read_file", "list_files", "search", "run_tests", "edit_file", "write_file", "submit"]
+    )
     scanner.feed(text)
     keep = scanner.keep if scanner.spans else len(text)
     offsets, total = [], 0
@@ -230,18 +276,25 @@ def turn_figures(record: dict[str, Any], prompt_tokens: int, run: dict[str, Any]
     unused = sum(1 for start in offsets if start >= keep) if scanner.spans else 0
     index = EchoIndex()
     index.add_messages(body["messages"])
-    prose = text[:scanner.prose_end()] if scanner.spans else text
+    prose = text[: scanner.prose_end()] if scanner.spans else text
     per_char = len(pieces) / max(1, len(text))
     first_token = (pieces[0][0] - record["sent"]) if pieces else None
-    shown = [e["t"] for e in run["events"] if e["t"] >= record["sent"] and (
-        e["kind"] == "Calling" or (e["kind"] == "ThoughtDelta" and str(e.get("text", "")).strip()))]
+    shown = [
+        e["t"]
+        for e in run["events"]
+        if e["t"] >= record["sent"]
+        and (e["kind"] == "Calling" or (e["kind"] == "ThoughtDelta" and str(e.get("text", "")).strip()))
+    ]
     return {
-        "prompt_tokens": prompt_tokens, "warm_up": body.get("max_tokens") == 1,
-        "prompt_seconds": first_token, "generated": generated, "unused": unused,
+        "prompt_tokens": prompt_tokens,
+        "warm_up": body.get("max_tokens") == 1,
+        "prompt_seconds": first_token,
+        "generated": generated,
+        "unused": unused,
         "closed_early": record["closed"] is not None and not record["complete"],
         "first_visible": (min(shown) - record["sent"]) if shown else None,
-        "echoed": round(echoed_chars(index, prose) * per_char), "seconds": (
-            (pieces[-1][0] if pieces else record["sent"]) - record["sent"]),
+        "echoed": round(echoed_chars(index, prose) * per_char),
+        "seconds": ((pieces[-1][0] if pieces else record["sent"]) - record["sent"]),
     }
 
 
@@ -261,22 +314,45 @@ def report(runs: list[dict[str, Any]]) -> None:
     print("\nper run (tree, project, status, wall s, turns, load avg at start/end):")
     for run in runs:
         turns = [t for t in run["figures"]["turns"] if not t["warm_up"]]
-        print(f"  {run['tree']:>7} {run['project']:<18} {run['status']:<9} {run.get('wall', 0):7.1f} "
-              f"{len(turns):3d}  load {run.get('load_start', 0):.1f}/{run.get('load_end', 0):.1f}")
-    header = ("tree", "runs", "fixed", "wall med", "turns", "prompt tok", "prompt s", "gen tok", "unused",
-              "max unused", "1st thought s", "echo %", "load med")
+        print(
+            f"  {run['tree']:>7} {run['project']:<18} {run['status']:<9} {run.get('wall', 0):7.1f} "
+            f"{len(turns):3d}  load {run.get('load_start', 0):.1f}/{run.get('load_end', 0):.1f}"
+        )
+    header = (
+        "tree",
+        "runs",
+        "fixed",
+        "wall med",
+        "turns",
+        "prompt tok",
+        "prompt s",
+        "gen tok",
+        "unused",
+        "max unused",
+        "1st thought s",
+        "echo %",
+        "load med",
+    )
     print("\n| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     for tree in trees:
         mine = [run for run in runs if run["tree"] == tree]
         turns = [t for run in mine for t in run["figures"]["turns"] if not t["warm_up"]]
         generated = sum(t["generated"] for t in turns)
-        row = (tree, str(len(mine)), str(sum(run["status"] == "fixed" for run in mine)),
-               median([run.get("wall") for run in mine]), str(len(turns)),
-               median([t["prompt_tokens"] for t in turns]), median([t["prompt_seconds"] for t in turns]),
-               median([t["generated"] for t in turns]), median([t["unused"] for t in turns]),
-               str(max((t["unused"] for t in turns), default=0)), median([t["first_visible"] for t in turns]),
-               f"{100 * sum(t['echoed'] for t in turns) / max(1, generated):.1f}",
-               median([run.get("load_start") for run in mine]))
+        row = (
+            tree,
+            str(len(mine)),
+            str(sum(run["status"] == "fixed" for run in mine)),
+            median([run.get("wall") for run in mine]),
+            str(len(turns)),
+            median([t["prompt_tokens"] for t in turns]),
+            median([t["prompt_seconds"] for t in turns]),
+            median([t["generated"] for t in turns]),
+            median([t["unused"] for t in turns]),
+            str(max((t["unused"] for t in turns), default=0)),
+            median([t["first_visible"] for t in turns]),
+            f"{100 * sum(t['echoed'] for t in turns) / max(1, generated):.1f}",
+            median([run.get("load_start") for run in mine]),
+        )
         print("| " + " | ".join(row) + " |")
 
 
@@ -285,16 +361,19 @@ def bench_runs(args: argparse.Namespace, trees: dict[str, Path]) -> None:
     order = list(trees)
     for repeat in range(args.repeat):
         for project in args.projects:
-            for name in (order if (repeat + args.projects.index(project)) % 2 == 0 else order[::-1]):
+            for name in order if (repeat + args.projects.index(project)) % 2 == 0 else order[::-1]:
                 others = 0 if args.base_url else wait_for_the_machine(args.wait)
                 run = run_child(trees[name], project, args.timeout, args.base_url)
                 run["tree"], run["repeat"], run["other_servers"] = name, repeat, others
                 run["figures"] = figures(run, tokenize_prompts([r["body"] for r in run["requests"]]))
                 runs.append(run)
                 turns = [t for t in run["figures"]["turns"] if not t["warm_up"]]
-                print(f"{name:>7} {project:<18} {run['status']:<9} {run.get('wall', 0):6.1f}s "
-                      f"{len(turns)} turns, load {run.get('load_start', 0):.1f}, {others} other llama "
-                      f"server(s)", flush=True)
+                print(
+                    f"{name:>7} {project:<18} {run['status']:<9} {run.get('wall', 0):6.1f}s "
+                    f"{len(turns)} turns, load {run.get('load_start', 0):.1f}, {others} other llama "
+                    f"server(s)",
+                    flush=True,
+                )
                 if args.out:
                     with args.out.open("a") as out:
                         out.write(json.dumps({k: v for k, v in run.items() if k != "server_log"}) + "\n")
@@ -306,24 +385,35 @@ def demo_runs(args: argparse.Namespace, trees: dict[str, Path]) -> None:
     rows: list[tuple[str, str, float, float, str]] = []
     order = list(trees)
     for repeat in range(args.repeat):
-        for name in (order if repeat % 2 == 0 else order[::-1]):
+        for name in order if repeat % 2 == 0 else order[::-1]:
             others = wait_for_the_machine(args.wait)
             scratch = Path(tempfile.mkdtemp(prefix="turn-speed-demo-"))
             env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
-            env.update(XDG_CACHE_HOME=str(scratch / "cache"), XDG_STATE_HOME=str(scratch / "state"),
-                       FIXLOOP_MODELS_DIR=str(Path.home() / ".cache" / "fixloop" / "models"),
-                       FIXLOOP_LLAMA_PYTHON=os.environ.get("FIXLOOP_LLAMA_PYTHON", str(LLAMA_PYTHON)),
-                       TMPDIR=str(scratch))
+            env.update(
+                XDG_CACHE_HOME=str(scratch / "cache"),
+                XDG_STATE_HOME=str(scratch / "state"),
+                FIXLOOP_MODELS_DIR=str(Path.home() / ".cache" / "fixloop" / "models"),
+                FIXLOOP_LLAMA_PYTHON=os.environ.get("FIXLOOP_LLAMA_PYTHON", str(LLAMA_PYTHON)),
+                TMPDIR=str(scratch),
+            )
             load = os.getloadavg()[0]
             started = time.monotonic()
-            done = subprocess.run([str(trees[name] / ".venv" / "bin" / "fixloop"), "demo"], env=env,
-                                  capture_output=True, text=True, timeout=args.timeout)
+            done = subprocess.run(
+                [str(trees[name] / ".venv" / "bin" / "fixloop"), "demo"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=args.timeout,
+            )
             wall = time.monotonic() - started
             tail = " ".join(done.stdout.strip().splitlines()[-3:-1])
             status = "fixed" if done.returncode == 0 else f"exit {done.returncode}"
             rows.append((name, status, wall, load, tail))
-            print(f"{name:>7} demo {status:<8} {wall:6.1f}s load {load:.1f}, {others} other llama server(s)  "
-                  f"{tail}", flush=True)
+            print(
+                f"{name:>7} demo {status:<8} {wall:6.1f}s load {load:.1f}, {others} other llama server(s)  "
+                f"{tail}",
+                flush=True,
+            )
             shutil.rmtree(scratch, ignore_errors=True)
     print("\n| tree | runs | fixed | wall median s | walls s | load avg at start |")
     print("|---|---|---|---|---|---|")
@@ -331,20 +421,32 @@ def demo_runs(args: argparse.Namespace, trees: dict[str, Path]) -> None:
         mine = [row for row in rows if row[0] == name]
         walls = [row[2] for row in mine]
         fixed = sum(r[1] == "fixed" for r in mine)
-        print(f"| {name} | {len(mine)} | {fixed} | {statistics.median(walls):.1f} | "
-              f"{', '.join(f'{w:.0f}' for w in walls)} | {', '.join(f'{r[3]:.1f}' for r in mine)} |")
+        print(
+            f"| {name} | {len(mine)} | {fixed} | {statistics.median(walls):.1f} | "
+            f"{', '.join(f'{w:.0f}' for w in walls)} | {', '.join(f'{r[3]:.1f}' for r in mine)} |"
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tree", action="append", default=[], metavar="NAME=DIR",
-                        help="a checkout with its .venv (repeat; default: after=this checkout)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="a checkout with its .venv (repeat; default: after=this checkout)",
+    )
     parser.add_argument("--projects", nargs="+", default=PROJECTS)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds one run may take")
-    parser.add_argument("--wait", type=float, default=600.0,
-                        help="seconds to wait for other llama.cpp servers to end before a run")
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=600.0,
+        help="seconds to wait for other llama.cpp servers to end before a run",
+    )
     parser.add_argument("--out", type=Path, help="append each run (JSON) to this file")
     parser.add_argument("--demo", action="store_true", help="time `fixloop demo` instead")
     parser.add_argument("--base-url", help="an endpoint instead of the managed model (to check the bench)")

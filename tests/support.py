@@ -151,8 +151,14 @@ def repo_snapshot(repo: Path) -> dict[str, object]:
             files[rel] = ("dir", info.st_mode)
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True,
-                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
+        return subprocess.run(
+            ["git", *args],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        ).stdout
 
     return {
         "files": files,

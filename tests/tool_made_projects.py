@@ -91,7 +91,7 @@ def words_sources(package: str) -> dict[str, str]:
 
 
 def test_source(package: str) -> str:
-    return f'''
+    return f"""
         from {package} import most_common, word_count
 
 
@@ -105,7 +105,7 @@ def test_source(package: str) -> str:
 
         def test_most_common_ignores_case():
             assert most_common("Tea or tea or TEA") == "tea"
-        '''
+        """
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -137,16 +137,25 @@ class ProjectBuilder:
     # -- running the tools ------------------------------------------------------------------------
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-               and not k.startswith(("FIXLOOP_", "PIP_PYTHON", "UV_", "POETRY_"))}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+            and not k.startswith(("FIXLOOP_", "PIP_PYTHON", "UV_", "POETRY_"))
+        }
         env["XDG_CACHE_HOME"] = str(HOME_CACHE)
         env.update(extra)
         return env
 
     def run(self, *args: str | Path, cwd: Path, **extra: str) -> str:
-        done = subprocess.run([str(a) for a in args], cwd=cwd, env=self.env(**extra), capture_output=True,
-                              text=True, timeout=BUILD_TIMEOUT)
+        done = subprocess.run(
+            [str(a) for a in args],
+            cwd=cwd,
+            env=self.env(**extra),
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(map(str, args))} failed in {cwd}:\n{done.stdout}\n{done.stderr}")
         return done.stdout
@@ -159,8 +168,18 @@ class ProjectBuilder:
 
     def pip(self, python: Path, *args: str, cwd: Path) -> None:
         """`pip install` into `python`'s environment (pip ≥ 22.3 installs into another interpreter)."""
-        self.run(sys.executable, "-m", "pip", "--python", python, "install", "-q",
-                 "--disable-pip-version-check", *args, cwd=cwd)
+        self.run(
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            python,
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            *args,
+            cwd=cwd,
+        )
 
     @property
     def tools(self) -> Path:
@@ -180,9 +199,14 @@ class ProjectBuilder:
 
     @staticmethod
     def git_commit(root: Path) -> None:
-        for args in (["init", "-q"], ["config", "user.name", "fixloop tests"],
-                     ["config", "user.email", "tests@fixloop.invalid"], ["config", "commit.gpgsign", "false"],
-                     ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+        for args in (
+            ["init", "-q"],
+            ["config", "user.name", "fixloop tests"],
+            ["config", "user.email", "tests@fixloop.invalid"],
+            ["config", "commit.gpgsign", "false"],
+            ["add", "-A"],
+            ["commit", "-q", "-m", "initial"],
+        ):
             subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
     # -- the set-ups ------------------------------------------------------------------------------
@@ -203,7 +227,10 @@ GITIGNORE = ".venv/\nvenv/\n*.egg-info/\n__pycache__/\nbuild/\ndist/\n"
 def setuptools_src(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """The issue's reproduction: src layout, setuptools, `python -m venv .venv && .venv/bin/pip install
     pytest -e .` (setuptools ≥ 64 makes a static .pth for a src layout), no `pythonpath` setting."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [build-system]
         requires = ["setuptools>=64"]
         build-backend = "setuptools.build_meta"
@@ -215,20 +242,35 @@ def setuptools_src(b: ProjectBuilder, root: Path) -> ToolMadeProject:
 
         [tool.pytest.ini_options]
         testpaths = ["tests"]
-        ''', ".gitignore": GITIGNORE})
+        """,
+            ".gitignore": GITIGNORE,
+        },
+    )
     library(root, "src/textstats", "textstats")
     python = b.venv(root / ".venv", with_pip=True)
-    b.run(python.parent / "pip", "install", "-q", "--disable-pip-version-check", "pytest", "-e", ".",
-          cwd=root)
+    b.run(
+        python.parent / "pip", "install", "-q", "--disable-pip-version-check", "pytest", "-e", ".", cwd=root
+    )
     b.git_commit(root)
-    return ToolMadeProject("setuptools_src", root, root, f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+    return ToolMadeProject(
+        "setuptools_src",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        python,
+        "the project's .venv",
+        "textstats",
+    )
 
 
 def setuptools_compat(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """setuptools' compat editable mode (a .pth path entry), the package in a subfolder (lib/python), pytest
     configured in tox.ini, the environment in venv/ (not .venv)."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [build-system]
         requires = ["setuptools>=64"]
         build-backend = "setuptools.build_meta"
@@ -239,25 +281,40 @@ def setuptools_compat(b: ProjectBuilder, root: Path) -> ToolMadeProject:
 
         [tool.setuptools.packages.find]
         where = ["lib/python"]
-        ''', "tox.ini": """
+        """,
+            "tox.ini": """
         [tox]
         env_list = py
 
         [pytest]
         testpaths = tests
-        """, ".gitignore": GITIGNORE})
+        """,
+            ".gitignore": GITIGNORE,
+        },
+    )
     library(root, "lib/python/textstats", "textstats")
     python = b.venv(root / "venv")
     b.pip(python, "pytest", "-e", ".", "--config-settings", "editable_mode=compat", cwd=root)
     b.git_commit(root)
-    return ToolMadeProject("setuptools_compat", root, root, f"tests/test_counting.py::{TARGET}",
-                           "lib/python/textstats/words.py", python, "the project's venv", "textstats")
+    return ToolMadeProject(
+        "setuptools_compat",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "lib/python/textstats/words.py",
+        python,
+        "the project's venv",
+        "textstats",
+    )
 
 
 def setuptools_strict(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """setuptools' strict editable mode: a link tree in build/__editable__.* (ignored by git) whose links
     point at the user's files, put on sys.path by a .pth."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [build-system]
         requires = ["setuptools>=64"]
         build-backend = "setuptools.build_meta"
@@ -268,19 +325,33 @@ def setuptools_strict(b: ProjectBuilder, root: Path) -> ToolMadeProject:
 
         [tool.pytest.ini_options]
         testpaths = ["tests"]
-        ''', ".gitignore": GITIGNORE})
+        """,
+            ".gitignore": GITIGNORE,
+        },
+    )
     library(root, "src/textstats", "textstats")
     python = b.venv(root / ".venv")
     b.pip(python, "pytest", "-e", ".", "--config-settings", "editable_mode=strict", cwd=root)
     b.git_commit(root)
-    return ToolMadeProject("setuptools_strict", root, root, f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+    return ToolMadeProject(
+        "setuptools_strict",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        python,
+        "the project's .venv",
+        "textstats",
+    )
 
 
 def setuptools_namespace(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """setuptools ≥ 64's editable finder (MAPPING and NAMESPACES in __editable___*_finder.py): a namespace
     package `acme` whose `acme.textstats` lives in a subfolder; pytest configured in setup.cfg."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [build-system]
         requires = ["setuptools>=64"]
         build-backend = "setuptools.build_meta"
@@ -292,21 +363,36 @@ def setuptools_namespace(b: ProjectBuilder, root: Path) -> ToolMadeProject:
         [tool.setuptools]
         package-dir = {"acme.textstats" = "lib/acme/textstats"}
         packages = ["acme.textstats"]
-        ''', "setup.cfg": """
+        """,
+            "setup.cfg": """
         [tool:pytest]
         testpaths = tests
-        """, ".gitignore": GITIGNORE})
+        """,
+            ".gitignore": GITIGNORE,
+        },
+    )
     library(root, "lib/acme/textstats", "acme.textstats")
     python = b.venv(root / ".venv")
     b.pip(python, "pytest", "-e", ".", cwd=root)
     b.git_commit(root)
-    return ToolMadeProject("setuptools_namespace", root, root, f"tests/test_counting.py::{TARGET}",
-                           "lib/acme/textstats/words.py", python, "the project's .venv", "acme.textstats")
+    return ToolMadeProject(
+        "setuptools_namespace",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "lib/acme/textstats/words.py",
+        python,
+        "the project's .venv",
+        "acme.textstats",
+    )
 
 
 def hatchling_src(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """hatchling, src layout: its editable wheel is a `_textstats.pth` path entry."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [build-system]
         requires = ["hatchling"]
         build-backend = "hatchling.build"
@@ -320,18 +406,32 @@ def hatchling_src(b: ProjectBuilder, root: Path) -> ToolMadeProject:
 
         [tool.pytest.ini_options]
         testpaths = ["tests"]
-        ''', ".gitignore": GITIGNORE})
+        """,
+            ".gitignore": GITIGNORE,
+        },
+    )
     library(root, "src/textstats", "textstats")
     python = b.venv(root / ".venv")
     b.pip(python, "pytest", "-e", ".", cwd=root)
     b.git_commit(root)
-    return ToolMadeProject("hatchling_src", root, root, f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+    return ToolMadeProject(
+        "hatchling_src",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        python,
+        "the project's .venv",
+        "textstats",
+    )
 
 
 def hatchling_exact(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """hatchling's `dev-mode-exact`: the `editables` redirector (a finder with a path table)."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [build-system]
         requires = ["hatchling"]
         build-backend = "hatchling.build"
@@ -348,18 +448,32 @@ def hatchling_exact(b: ProjectBuilder, root: Path) -> ToolMadeProject:
 
         [tool.pytest.ini_options]
         testpaths = ["tests"]
-        ''', ".gitignore": GITIGNORE})
+        """,
+            ".gitignore": GITIGNORE,
+        },
+    )
     library(root, "src/textstats", "textstats")
     python = b.venv(root / ".venv")
     b.pip(python, "pytest", "-e", ".", cwd=root)
     b.git_commit(root)
-    return ToolMadeProject("hatchling_exact", root, root, f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+    return ToolMadeProject(
+        "hatchling_exact",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        python,
+        "the project's .venv",
+        "textstats",
+    )
 
 
 def flit_module(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """flit_core, src layout: `pip install -e .` writes a .pth path entry."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [build-system]
         requires = ["flit_core>=3.4,<4"]
         build-backend = "flit_core.buildapi"
@@ -371,18 +485,32 @@ def flit_module(b: ProjectBuilder, root: Path) -> ToolMadeProject:
 
         [tool.pytest.ini_options]
         testpaths = ["tests"]
-        ''', ".gitignore": GITIGNORE})
+        """,
+            ".gitignore": GITIGNORE,
+        },
+    )
     library(root, "src/textstats", "textstats")
     python = b.venv(root / ".venv")
     b.pip(python, "pytest", "-e", ".", cwd=root)
     b.git_commit(root)
-    return ToolMadeProject("flit_module", root, root, f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+    return ToolMadeProject(
+        "flit_module",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        python,
+        "the project's .venv",
+        "textstats",
+    )
 
 
 def pdm_backend(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """pdm-backend, src layout: its editable wheel is a .pth path entry."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [build-system]
         requires = ["pdm-backend"]
         build-backend = "pdm.backend"
@@ -393,36 +521,73 @@ def pdm_backend(b: ProjectBuilder, root: Path) -> ToolMadeProject:
 
         [tool.pytest.ini_options]
         testpaths = ["tests"]
-        ''', ".gitignore": GITIGNORE})
+        """,
+            ".gitignore": GITIGNORE,
+        },
+    )
     library(root, "src/textstats", "textstats")
     python = b.venv(root / ".venv")
     b.pip(python, "pytest", "-e", ".", cwd=root)
     b.git_commit(root)
-    return ToolMadeProject("pdm_backend", root, root, f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+    return ToolMadeProject(
+        "pdm_backend",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        python,
+        "the project's .venv",
+        "textstats",
+    )
 
 
 def uv_project(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """`uv init --lib` then `uv add --dev pytest`: uv's own build backend, .venv without pip, uv.lock."""
     root.rmdir()
-    b.run(b.tools / "uv", "init", "--lib", "--name", "textstats", "--no-workspace",
-          "--python", sys.executable, root, cwd=root.parent)
+    b.run(
+        b.tools / "uv",
+        "init",
+        "--lib",
+        "--name",
+        "textstats",
+        "--no-workspace",
+        "--python",
+        sys.executable,
+        root,
+        cwd=root.parent,
+    )
     library(root, "src/textstats", "textstats")
-    write(root, {"pyproject.toml": (root / "pyproject.toml").read_text() + '''
+    write(
+        root,
+        {
+            "pyproject.toml": (root / "pyproject.toml").read_text()
+            + """
         [tool.pytest.ini_options]
         testpaths = ["tests"]
-        '''})
+        """
+        },
+    )
     b.run(b.tools / "uv", "add", "--dev", "pytest", "--python", sys.executable, cwd=root)
     b.git_commit(root)
-    return ToolMadeProject("uv_project", root, root, f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", venv_python(root / ".venv"), "the project's .venv",
-                           "textstats")
+    return ToolMadeProject(
+        "uv_project",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        venv_python(root / ".venv"),
+        "the project's .venv",
+        "textstats",
+    )
 
 
 def poetry_project(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """`poetry install` with the environment outside the project (poetry's default): only `poetry env info`
     knows where it is, so fixloop must ask poetry (on PATH)."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [project]
         name = "textstats"
         version = "0.1.0"
@@ -441,19 +606,33 @@ def poetry_project(b: ProjectBuilder, root: Path) -> ToolMadeProject:
 
         [tool.pytest.ini_options]
         testpaths = ["tests"]
-        ''', ".gitignore": GITIGNORE})
+        """,
+            ".gitignore": GITIGNORE,
+        },
+    )
     library(root, "src/textstats", "textstats")
     envs = b.base / "poetry-envs"
-    poetry_env = {"POETRY_VIRTUALENVS_PATH": str(envs), "POETRY_VIRTUALENVS_IN_PROJECT": "false",
-                  "POETRY_NO_INTERACTION": "1"}
+    poetry_env = {
+        "POETRY_VIRTUALENVS_PATH": str(envs),
+        "POETRY_VIRTUALENVS_IN_PROJECT": "false",
+        "POETRY_NO_INTERACTION": "1",
+    }
     b.run(b.tools / "poetry", "env", "use", sys.executable, cwd=root, **poetry_env)
     b.run(b.tools / "poetry", "install", cwd=root, **poetry_env)
     venv = Path(b.run(b.tools / "poetry", "env", "info", "--path", cwd=root, **poetry_env).strip())
     b.git_commit(root)
     path = os.pathsep.join([str(b.tools), os.environ.get("PATH", "")])
-    return ToolMadeProject("poetry_project", root, root, f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", venv_python(venv), "poetry's environment", "textstats",
-                           env={"PATH": path, **poetry_env})
+    return ToolMadeProject(
+        "poetry_project",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        venv_python(venv),
+        "poetry's environment",
+        "textstats",
+        env={"PATH": path, **poetry_env},
+    )
 
 
 def monorepo(b: ProjectBuilder, root: Path) -> ToolMadeProject:
@@ -461,8 +640,12 @@ def monorepo(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     `packages/core` (src layout) and `packages/app` (flat), whose tests import both; the failing test is in
     app, a pytest root of its own below the workspace folder, with a conftest.py that puts a helpers folder
     on sys.path and no __init__.py in its tests."""
-    write(root, {"README.md": "Two packages.\n", ".gitignore": GITIGNORE,
-                 "packages/core/pyproject.toml": '''
+    write(
+        root,
+        {
+            "README.md": "Two packages.\n",
+            ".gitignore": GITIGNORE,
+            "packages/core/pyproject.toml": """
         [build-system]
         requires = ["setuptools>=64"]
         build-backend = "setuptools.build_meta"
@@ -470,13 +653,15 @@ def monorepo(b: ProjectBuilder, root: Path) -> ToolMadeProject:
         [project]
         name = "core"
         version = "0.1.0"
-        ''', "packages/core/src/core/__init__.py": '''
+        """,
+            "packages/core/src/core/__init__.py": '''
         """Text helpers shared by the packages."""
 
 
         def lower(word: str) -> str:
             return word.lower()
-        ''', "packages/app/pyproject.toml": '''
+        ''',
+            "packages/app/pyproject.toml": """
         [build-system]
         requires = ["setuptools>=64"]
         build-backend = "setuptools.build_meta"
@@ -491,31 +676,47 @@ def monorepo(b: ProjectBuilder, root: Path) -> ToolMadeProject:
 
         [tool.pytest.ini_options]
         testpaths = ["tests"]
-        ''', "packages/app/tests/conftest.py": '''
+        """,
+            "packages/app/tests/conftest.py": """
         import os
         import sys
 
         sys.path.insert(0, os.path.join(os.path.dirname(__file__), "helpers"))
-        ''', "packages/app/tests/helpers/sample_texts.py": '''
+        """,
+            "packages/app/tests/helpers/sample_texts.py": """
         SPACED = "the  quick  brown\\tfox\\n"
-        '''})
+        """,
+        },
+    )
     library(root / "packages/app", "app", "app")
     init = root / "packages/app/app/__init__.py"
     init.write_text(init.read_text() + "\nimport core  # the shared helpers, from the sibling package\n")
     test = root / "packages/app/tests/test_counting.py"
-    test.write_text("from sample_texts import SPACED\n" + test.read_text().replace(
-        '"the  quick  brown\\tfox\\n"', "SPACED"))
+    test.write_text(
+        "from sample_texts import SPACED\n"
+        + test.read_text().replace('"the  quick  brown\\tfox\\n"', "SPACED")
+    )
     python = b.venv(root / ".venv")
     b.pip(python, "pytest", "-e", "packages/core", "-e", "packages/app", cwd=root)
     b.git_commit(root)
-    return ToolMadeProject("monorepo", root, root / "packages/app",
-                           f"packages/app/tests/test_counting.py::{TARGET}", "app/words.py", python,
-                           "the .venv of the workspace folder", "core")
+    return ToolMadeProject(
+        "monorepo",
+        root,
+        root / "packages/app",
+        f"packages/app/tests/test_counting.py::{TARGET}",
+        "app/words.py",
+        python,
+        "the .venv of the workspace folder",
+        "core",
+    )
 
 
 def xdist_randomly(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """pytest-xdist with `-n auto` in pytest.ini's addopts, and pytest-randomly installed (both autoload)."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [build-system]
         requires = ["setuptools>=64"]
         build-backend = "setuptools.build_meta"
@@ -523,17 +724,29 @@ def xdist_randomly(b: ProjectBuilder, root: Path) -> ToolMadeProject:
         [project]
         name = "textstats"
         version = "0.1.0"
-        ''', "pytest.ini": """
+        """,
+            "pytest.ini": """
         [pytest]
         addopts = -n auto
         testpaths = tests
-        """, ".gitignore": GITIGNORE})
+        """,
+            ".gitignore": GITIGNORE,
+        },
+    )
     library(root, "src/textstats", "textstats")
     python = b.venv(root / ".venv")
     b.pip(python, "pytest", "pytest-xdist", "pytest-randomly", "-e", ".", cwd=root)
     b.git_commit(root)
-    return ToolMadeProject("xdist_randomly", root, root, f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+    return ToolMadeProject(
+        "xdist_randomly",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        python,
+        "the project's .venv",
+        "textstats",
+    )
 
 
 def multi_root(b: ProjectBuilder, root: Path) -> ToolMadeProject:
@@ -542,7 +755,10 @@ def multi_root(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     `python` setting of that folder. The returned project is beta; alpha is beside it."""
     for name in ("alpha", "beta"):
         folder = root / name
-        write(folder, {"pyproject.toml": f'''
+        write(
+            folder,
+            {
+                "pyproject.toml": f"""
             [build-system]
             requires = ["setuptools>=64"]
             build-backend = "setuptools.build_meta"
@@ -556,22 +772,36 @@ def multi_root(b: ProjectBuilder, root: Path) -> ToolMadeProject:
 
             [tool.pytest.ini_options]
             testpaths = ["tests"]
-            ''', ".gitignore": GITIGNORE})
+            """,
+                ".gitignore": GITIGNORE,
+            },
+        )
         library(folder, "src/textstats", "textstats")
         venv = folder / ".venv" if name == "alpha" else root / "envs" / name
         venv.parent.mkdir(parents=True, exist_ok=True)
         python = b.venv(venv)
         b.pip(python, "pytest", "-e", ".", cwd=folder)
         b.git_commit(folder)
-    return ToolMadeProject("multi_root", root / "beta", root / "beta", f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", python, "the python setting", "textstats",
-                           settings={"python": str(python)})
+    return ToolMadeProject(
+        "multi_root",
+        root / "beta",
+        root / "beta",
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        python,
+        "the python setting",
+        "textstats",
+        settings={"python": str(python)},
+    )
 
 
 def setuptools_scm(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """setuptools-scm writes the package's version file at install time; git ignores it and the package
     imports it, so the shadow needs it although the repository does not hold it."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [build-system]
         requires = ["setuptools>=64", "setuptools-scm>=8"]
         build-backend = "setuptools.build_meta"
@@ -585,7 +815,10 @@ def setuptools_scm(b: ProjectBuilder, root: Path) -> ToolMadeProject:
 
         [tool.pytest.ini_options]
         testpaths = ["tests"]
-        ''', ".gitignore": GITIGNORE + "src/textstats/_version.py\n"})
+        """,
+            ".gitignore": GITIGNORE + "src/textstats/_version.py\n",
+        },
+    )
     library(root, "src/textstats", "textstats")
     init = root / "src/textstats/__init__.py"
     init.write_text(init.read_text() + "from textstats._version import version as __version__\n")
@@ -593,8 +826,16 @@ def setuptools_scm(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     python = b.venv(root / ".venv")
     b.pip(python, "pytest", "-e", ".", cwd=root)
     assert (root / "src/textstats/_version.py").is_file()
-    return ToolMadeProject("setuptools_scm", root, root, f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+    return ToolMadeProject(
+        "setuptools_scm",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        python,
+        "the project's .venv",
+        "textstats",
+    )
 
 
 BUILDERS: dict[str, Callable[[ProjectBuilder, Path], ToolMadeProject]] = {
@@ -619,20 +860,31 @@ def fix_turns(made: ToolMadeProject) -> list[dict[str, object]]:
     """A scripted model that reads the words module, fixes it, runs the target test and submits."""
     (edit,) = made.edits()
     return [
-        {"content": f"The failure points into {made.words_file}; let me read it.",
-         "tool_calls": [{"name": "read_file", "arguments": {"path": made.words_file}}]},
-        {"content": "words() splits on single spaces; split on any whitespace instead.",
-         "tool_calls": [{"name": "edit_file", "arguments": edit}]},
-        {"content": "Now let me run the failing test.",
-         "tool_calls": [{"name": "run_tests", "arguments": {"test_ids": [made.project_test_id]}}]},
-        {"content": "The test passes.",
-         "tool_calls": [{"name": "submit", "arguments": {"summary": "words() splits on any whitespace"}}]},
+        {
+            "content": f"The failure points into {made.words_file}; let me read it.",
+            "tool_calls": [{"name": "read_file", "arguments": {"path": made.words_file}}],
+        },
+        {
+            "content": "words() splits on single spaces; split on any whitespace instead.",
+            "tool_calls": [{"name": "edit_file", "arguments": edit}],
+        },
+        {
+            "content": "Now let me run the failing test.",
+            "tool_calls": [{"name": "run_tests", "arguments": {"test_ids": [made.project_test_id]}}],
+        },
+        {
+            "content": "The test passes.",
+            "tool_calls": [{"name": "submit", "arguments": {"summary": "words() splits on any whitespace"}}],
+        },
     ]
 
 
 def installed_copy(b: ProjectBuilder, root: Path) -> ToolMadeProject:
     """`pip install .` without -e: the tests import an installed copy, which no fix to src/ can reach."""
-    write(root, {"pyproject.toml": '''
+    write(
+        root,
+        {
+            "pyproject.toml": """
         [build-system]
         requires = ["setuptools>=64"]
         build-backend = "setuptools.build_meta"
@@ -640,13 +892,24 @@ def installed_copy(b: ProjectBuilder, root: Path) -> ToolMadeProject:
         [project]
         name = "textstats"
         version = "0.1.0"
-        ''', ".gitignore": GITIGNORE})
+        """,
+            ".gitignore": GITIGNORE,
+        },
+    )
     library(root, "src/textstats", "textstats")
     python = b.venv(root / ".venv")
     b.pip(python, "pytest", ".", cwd=root)
     b.git_commit(root)
-    return ToolMadeProject("installed_copy", root, root, f"tests/test_counting.py::{TARGET}",
-                           "src/textstats/words.py", python, "the project's .venv", "textstats")
+    return ToolMadeProject(
+        "installed_copy",
+        root,
+        root,
+        f"tests/test_counting.py::{TARGET}",
+        "src/textstats/words.py",
+        python,
+        "the project's .venv",
+        "textstats",
+    )
 
 
 PITFALLS: dict[str, Callable[[ProjectBuilder, Path], ToolMadeProject]] = {

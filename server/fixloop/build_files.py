@@ -22,8 +22,12 @@ def build_written_files(project: Path) -> list[str]:
     scm = _table(tool, "setuptools_scm")
     hatch_vcs = _table(_table(_table(_table(tool, "hatch"), "build"), "hooks"), "vcs")
     pdm_version = _table(_table(tool, "pdm"), "version")
-    named = [scm.get("version_file"), scm.get("write_to"), hatch_vcs.get("version-file"),
-             pdm_version.get("write_to")]
+    named = [
+        scm.get("version_file"),
+        scm.get("write_to"),
+        hatch_vcs.get("version-file"),
+        pdm_version.get("write_to"),
+    ]
     files = []
     for name in named:
         if isinstance(name, str) and name.endswith(".py"):

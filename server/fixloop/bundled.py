@@ -23,8 +23,10 @@ def fixtures_root() -> Path:
     for candidate in (_PACKAGED, _CHECKOUT):
         if (candidate / "projects").is_dir():
             return candidate
-    raise ConfigError("this fixloop install carries no bundled projects (fixloop/fixtures is missing): "
-                      "install fixloop from its wheel or checkout (see the README's Install section)")
+    raise ConfigError(
+        "this fixloop install carries no bundled projects (fixloop/fixtures is missing): "
+        "install fixloop from its wheel or checkout (see the README's Install section)"
+    )
 
 
 def demo_project() -> Path:

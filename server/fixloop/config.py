@@ -100,8 +100,9 @@ def _command(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def setting(default: Any, convert: Convert, *, env: tuple[str, ...] = (),
-            aliases: tuple[str, ...] = ()) -> Any:
+def setting(
+    default: Any, convert: Convert, *, env: tuple[str, ...] = (), aliases: tuple[str, ...] = ()
+) -> Any:
     """A settings field: its default, how a raw value converts, its environment variables (later ones win
     over earlier ones) and other keys it is known by."""
     return field(default=default, metadata={"convert": convert, "env": env, "aliases": aliases})
@@ -287,11 +288,16 @@ class SettingsSources:
         return settings, errors
 
 
-def load_settings(root: Path, overrides: Mapping[str, Any] | None = None,
-                  env: Mapping[str, str] | None = None, project: Path | None = None) -> Settings:
+def load_settings(
+    root: Path,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    project: Path | None = None,
+) -> Settings:
     """Settings for a CLI run; any bad value is a ConfigError naming it."""
-    settings, errors = SettingsSources(root, dict(os.environ if env is None else env),
-                                       overrides=overrides, project=project).resolve()
+    settings, errors = SettingsSources(
+        root, dict(os.environ if env is None else env), overrides=overrides, project=project
+    ).resolve()
     if errors:
         raise ConfigError(errors[0] + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
     return settings

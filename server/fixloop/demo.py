@@ -33,8 +33,10 @@ def demo_project() -> Path:
     if not override:
         return bundled.demo_project()
     if not (Path(override) / "tests").is_dir():
-        raise ConfigError(f"{DEMO_ENV}={override} is not a project with a tests/ folder; unset it to use "
-                          "the bundled demo project")
+        raise ConfigError(
+            f"{DEMO_ENV}={override} is not a project with a tests/ folder; unset it to use "
+            "the bundled demo project"
+        )
     return Path(override)
 
 
@@ -156,7 +158,7 @@ def apply_text_edits(text: str, edits: list[Any]) -> str:
         return starts[position.line] + index
 
     for edit in sorted(edits, key=lambda e: (offset(e.range.start), offset(e.range.end)), reverse=True):
-        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
     return text
 
 
@@ -197,8 +199,10 @@ def _client(view: DemoView, trace: TextIO) -> LanguageClient:
 CAPABILITIES = types.ClientCapabilities(
     window=types.WindowClientCapabilities(work_done_progress=True),
     workspace=types.WorkspaceClientCapabilities(
-        apply_edit=True, configuration=False,
-        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)),
+        apply_edit=True,
+        configuration=False,
+        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
+    ),
 )
 
 
@@ -236,29 +240,44 @@ async def run_demo(model: str, base_url: str | None) -> int:
     root = workdir / "project"
     shutil.copytree(project, root, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     what = target.get("testId") or target["uri"]
-    view.say(f"fixloop demo: fixing {what}\n  in {root} (a copy of {project})\n  model: {model}"
-             + (f" at {base_url}" if base_url else " (llama.cpp on this machine)" if model.startswith("local")
-                else ""))
+    view.say(
+        f"fixloop demo: fixing {what}\n  in {root} (a copy of {project})\n  model: {model}"
+        + (
+            f" at {base_url}"
+            if base_url
+            else " (llama.cpp on this machine)"
+            if model.startswith("local")
+            else ""
+        )
+    )
     init_options: dict[str, Any] = {"model": model}
     if base_url:
         init_options["baseUrl"] = base_url
 
-    with (workdir / "trace.log").open("w", encoding="utf-8") as trace, \
-            (workdir / "server.log").open("w", encoding="utf-8") as server_log:
+    with (
+        (workdir / "trace.log").open("w", encoding="utf-8") as trace,
+        (workdir / "server.log").open("w", encoding="utf-8") as server_log,
+    ):
         client = _client(view, trace)
         await client.start_io(sys.executable, "-m", "fixloop", "serve", cwd=str(root))
         process = client._server
         drain = asyncio.create_task(_drain(process.stderr if process else None, server_log))
         result: Any = None
         try:
-            await client.initialize_async(types.InitializeParams(
-                capabilities=CAPABILITIES, root_uri=_uri(root), process_id=os.getpid(),
-                workspace_folders=[types.WorkspaceFolder(uri=_uri(root), name="demo")],
-                initialization_options=init_options))
+            await client.initialize_async(
+                types.InitializeParams(
+                    capabilities=CAPABILITIES,
+                    root_uri=_uri(root),
+                    process_id=os.getpid(),
+                    workspace_folders=[types.WorkspaceFolder(uri=_uri(root), name="demo")],
+                    initialization_options=init_options,
+                )
+            )
             client.initialized(types.InitializedParams())
             view.line("language server up; asking it to fix the test")
-            result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-                command=FIX_COMMAND, arguments=[target], work_done_token=TOKEN))
+            result = await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=FIX_COMMAND, arguments=[target], work_done_token=TOKEN)
+            )
         finally:
             await _shutdown(client, process)
             drain.cancel()
@@ -289,16 +308,23 @@ def _report(view: DemoView, result: Any, root: Path, workdir: Path) -> int:
     if result.get("diff"):
         view.say("\nthe verified fix:\n" + result["diff"].rstrip("\n"))
     if status == "fixed" and result.get("applied"):
-        check = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=root,
-                               capture_output=True, text=True, timeout=300)
+        check = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         summary = (check.stdout.strip().splitlines() or ["(no output)"])[-1]
         view.say(f"\napplied to the copy; its tests now: {summary}")
     message = (result.get("error") or {}).get("message") if isinstance(result.get("error"), dict) else None
     usage = result.get("usage") or {}
-    view.say(f"\n{status}: {message or result.get('summary') or ''}".rstrip()
-             + f"\n{result.get('steps', 0)} model turns, {usage.get('promptTokens', 0)} prompt tokens, "
-             f"{usage.get('completionTokens', 0)} completion tokens, {seconds:.0f} s in all"
-             f"\nfull trace: {workdir / 'trace.log'}; server log: {workdir / 'server.log'}")
+    view.say(
+        f"\n{status}: {message or result.get('summary') or ''}".rstrip()
+        + f"\n{result.get('steps', 0)} model turns, {usage.get('promptTokens', 0)} prompt tokens, "
+        f"{usage.get('completionTokens', 0)} completion tokens, {seconds:.0f} s in all"
+        f"\nfull trace: {workdir / 'trace.log'}; server log: {workdir / 'server.log'}"
+    )
     if status == "fixed" and result.get("applied"):
         return 0
     return 2 if status == "error" else 1

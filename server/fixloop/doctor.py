@@ -72,8 +72,9 @@ def _interpreter(root: Path, settings: Settings) -> TestInterpreter | Check:
 
 def _run(command: list[str], cwd: Path | None = None) -> tuple[int, str]:
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=cwd,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=60, cwd=cwd, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return -1, str(error)
     lines = (done.stdout + done.stderr).strip().splitlines()
@@ -85,16 +86,24 @@ def _python(interpreter: TestInterpreter, root: Path) -> Check:
         return Check("python", True, interpreter.describe(root))
     code, out = _run([str(interpreter.python), "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"])
     if code != 0:
-        return Check("python", False, f"cannot run {interpreter.python} ({out})",
-                     "set `python` (or --python) to the project's interpreter")
+        return Check(
+            "python",
+            False,
+            f"cannot run {interpreter.python} ({out})",
+            "set `python` (or --python) to the project's interpreter",
+        )
     return Check("python", True, f"Python {out}; {interpreter.describe(root)}")
 
 
 def _pytest(interpreter: TestInterpreter, root: Path) -> Check:
     code, out = _run([*interpreter.command, "--version"], cwd=root)
     if code != 0:
-        return Check("pytest", False, f"`{' '.join(interpreter.command)} --version` failed ({out[:120]})",
-                     interpreter.install_pytest)
+        return Check(
+            "pytest",
+            False,
+            f"`{' '.join(interpreter.command)} --version` failed ({out[:120]})",
+            interpreter.install_pytest,
+        )
     return Check("pytest", True, out)
 
 
@@ -111,20 +120,31 @@ def _local(settings: Settings) -> list[Check]:
     from fixloop.model.pull import model_path, status
 
     problem = llama_problem()
-    engine = (Check("endpoint", False, problem) if problem else
-              Check("endpoint", True, "the managed local model (llama.cpp, started by fixloop when needed)"))
+    engine = (
+        Check("endpoint", False, problem)
+        if problem
+        else Check("endpoint", True, "the managed local model (llama.cpp, started by fixloop when needed)")
+    )
     try:
         info = get_model(settings.model.partition(":")[2] or None)
     except ConfigError as error:
-        return [engine, Check("model", False, error.message, "`fixloop model list` shows the names"),
-                Check("key", True, "none needed for the local model"), Check("local model", None, "unknown")]
+        return [
+            engine,
+            Check("model", False, error.message, "`fixloop model list` shows the names"),
+            Check("key", True, "none needed for the local model"),
+            Check("local model", None, "unknown"),
+        ]
     state = status(info)
     if state in ("verified", "unverified"):
         pulled = Check("local model", True, f"{info.name} downloaded ({model_path(info)})")
     else:
         pulled = Check("local model", False, f"{info.name} is {state}", f"fixloop model pull {info.name}")
-    return [engine, Check("model", True, f"{info.name} (local)"),
-            Check("key", True, "none needed for the local model"), pulled]
+    return [
+        engine,
+        Check("model", True, f"{info.name} (local)"),
+        Check("key", True, "none needed for the local model"),
+        pulled,
+    ]
 
 
 async def _remote(settings: Settings) -> list[Check]:
@@ -137,25 +157,41 @@ async def _remote(settings: Settings) -> list[Check]:
         reach = Check("endpoint", True, f"{url} answers ({len(names)} models listed)")
     except ModelError as error:
         if error.reason == UNREACHABLE:
-            reach = Check("endpoint", False, error.message.split(" — ")[0],
-                          "start the model server, or set baseUrl (FIXLOOP_BASE_URL) to where it is")
+            reach = Check(
+                "endpoint",
+                False,
+                error.message.split(" — ")[0],
+                "start the model server, or set baseUrl (FIXLOOP_BASE_URL) to where it is",
+            )
         elif error.reason == KEY_REJECTED:
             key_rejected = error.message
             reach = Check("endpoint", True, f"{url} answers (and asks for a key)")
         else:
             reach = Check("endpoint", True, f"{url} answers (it lists no models)")
-    unused = Check("local model", None, f"not used (model '{settings.model or '(none)'}' at {url}); "
-                                        "`fixloop model pull` fetches one for `--model local`")
-    return [reach, await _model(settings, endpoint, names, reached=reach.ok is True and not key_rejected),
-            _key(settings, endpoint, key_rejected, answered=reach.ok is True), unused]
+    unused = Check(
+        "local model",
+        None,
+        f"not used (model '{settings.model or '(none)'}' at {url}); "
+        "`fixloop model pull` fetches one for `--model local`",
+    )
+    return [
+        reach,
+        await _model(settings, endpoint, names, reached=reach.ok is True and not key_rejected),
+        _key(settings, endpoint, key_rejected, answered=reach.ok is True),
+        unused,
+    ]
 
 
 async def _model(settings: Settings, endpoint: Endpoint, names: list[str] | None, *, reached: bool) -> Check:
     model = settings.model
     if not model:
-        return Check("model", False, "no model configured",
-                     "set FIXLOOP_MODEL (or --model, or the `model` setting); `fixloop models` lists the "
-                     "endpoint's, and `--model local` needs no endpoint")
+        return Check(
+            "model",
+            False,
+            "no model configured",
+            "set FIXLOOP_MODEL (or --model, or the `model` setting); `fixloop models` lists the "
+            "endpoint's, and `--model local` needs no endpoint",
+        )
     if not reached:
         return Check("model", None, f"'{model}' not checked (the endpoint did not answer)")
     if names and is_listed(model, names) and not endpoint.api_version:
@@ -163,20 +199,29 @@ async def _model(settings: Settings, endpoint: Endpoint, names: list[str] | None
     try:
         answered = await answers(endpoint, model, names)
     except ModelError as error:
-        return Check("model", False, error.message if error.reason == MODEL_MISSING else
-                     f"'{model}': {error.message}")
+        return Check(
+            "model", False, error.message if error.reason == MODEL_MISSING else f"'{model}': {error.message}"
+        )
     if answered:
         return Check("model", True, f"'{model}' answers at {endpoint.base_url}")
-    return Check("model", False, f"'{model}' is not listed at {endpoint.base_url} and a 1-token call to it "
-                 "failed", f"`fixloop models --base-url {endpoint.base_url}` lists what it serves")
+    return Check(
+        "model",
+        False,
+        f"'{model}' is not listed at {endpoint.base_url} and a 1-token call to it failed",
+        f"`fixloop models --base-url {endpoint.base_url}` lists what it serves",
+    )
 
 
 def _key(settings: Settings, endpoint: Endpoint, rejected: str | None, *, answered: bool) -> Check:
     variable = settings.api_key_variable()
     if rejected:
         detail = f"{variable} is set, but " if variable else "none set, and "
-        return Check("key", False, detail + rejected.split(": ", 1)[-1].split(";")[0],
-                     f"set {variable or 'FIXLOOP_API_KEY'} to a key this endpoint accepts")
+        return Check(
+            "key",
+            False,
+            detail + rejected.split(": ", 1)[-1].split(";")[0],
+            f"set {variable or 'FIXLOOP_API_KEY'} to a key this endpoint accepts",
+        )
     if variable:
         return Check("key", True, f"from ${variable}")
     if is_local_endpoint(endpoint.base_url):

@@ -8,9 +8,15 @@ from typing import Any
 
 from fixloop.result import FixStatus
 
-TARGET_KEYS = {"read_file": "path", "edit_file": "path", "write_file": "path", "list_files": "path",
-               "replace_function": "path",
-               "search": "pattern", "run_tests": "test_ids"}
+TARGET_KEYS = {
+    "read_file": "path",
+    "edit_file": "path",
+    "write_file": "path",
+    "list_files": "path",
+    "replace_function": "path",
+    "search": "pattern",
+    "run_tests": "test_ids",
+}
 
 
 @dataclass(frozen=True)

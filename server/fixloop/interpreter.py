@@ -74,18 +74,36 @@ def is_bare_python(word: str) -> bool:
     return bool(_BARE_PYTHON.fullmatch(word))
 
 
-async def find_interpreter(project: Path, workspace: Path | None = None, *, test_command: Sequence[str] = (),
-                           python: str = "", env: Mapping[str, str] | None = None) -> TestInterpreter:
+async def find_interpreter(
+    project: Path,
+    workspace: Path | None = None,
+    *,
+    test_command: Sequence[str] = (),
+    python: str = "",
+    env: Mapping[str, str] | None = None,
+) -> TestInterpreter:
     """The interpreter for `project`'s tests (a folder inside `workspace`); a bad `python` is a ConfigError.
 
     Looking costs a few stats, and a tool's answer (poetry, …) a subprocess once: run in a thread.
     """
-    return await asyncio.to_thread(choose_interpreter, project, workspace, test_command=test_command,
-                                   python=python, env=os.environ if env is None else env)
+    return await asyncio.to_thread(
+        choose_interpreter,
+        project,
+        workspace,
+        test_command=test_command,
+        python=python,
+        env=os.environ if env is None else env,
+    )
 
 
-def choose_interpreter(project: Path, workspace: Path | None = None, *, test_command: Sequence[str] = (),
-                       python: str = "", env: Mapping[str, str] | None = None) -> TestInterpreter:
+def choose_interpreter(
+    project: Path,
+    workspace: Path | None = None,
+    *,
+    test_command: Sequence[str] = (),
+    python: str = "",
+    env: Mapping[str, str] | None = None,
+) -> TestInterpreter:
     """`find_interpreter`, synchronously."""
     env = os.environ if env is None else env
     project = project.resolve()
@@ -95,16 +113,24 @@ def choose_interpreter(project: Path, workspace: Path | None = None, *, test_com
         command = ()  # the old default (and VS Code's default value): the same as no testCommand
     if command and not is_bare_python(command[0]):
         head = _command_head(command[0], project, workspace)
-        return TestInterpreter((head, *command[1:]), "the testCommand setting", None,
-                               "the install command of the environment testCommand uses")
+        return TestInterpreter(
+            (head, *command[1:]),
+            "the testCommand setting",
+            None,
+            "the install command of the environment testCommand uses",
+        )
     rest = command[1:] if command else PYTEST_ARGS
     chosen = _from_setting(python, workspace, env) if python.strip() else None
     if chosen is None:
-        chosen = (_nearest_venv(project, workspace) or _activated(env)
-                  or _tool_environment(project, workspace, env))
+        chosen = (
+            _nearest_venv(project, workspace) or _activated(env) or _tool_environment(project, workspace, env)
+        )
     if chosen is None:
-        chosen = (Path(sys.executable), "fixloop's own interpreter: no project environment was found "
-                  "(no .venv, no activated or tool environment); set `python` to choose one")
+        chosen = (
+            Path(sys.executable),
+            "fixloop's own interpreter: no project environment was found "
+            "(no .venv, no activated or tool environment); set `python` to choose one",
+        )
     interpreter, reason = chosen
     if command:
         reason += f" (testCommand's {command[0]!r})"
@@ -132,15 +158,19 @@ def _from_setting(value: str, workspace: Path, env: Mapping[str, str]) -> tuple[
         if os.sep not in raw and "/" not in raw:
             found = shutil.which(raw, path=env.get("PATH"))
             if found is None:
-                raise ConfigError(f"the python setting names {raw!r}, which is not on PATH: "
-                                  "set it to the project's interpreter (e.g. .venv/bin/python)")
+                raise ConfigError(
+                    f"the python setting names {raw!r}, which is not on PATH: "
+                    "set it to the project's interpreter (e.g. .venv/bin/python)"
+                )
             return Path(found), f"the python setting ({raw} on PATH)"
         path = workspace / path
     if path.is_dir():
         path = venv_python(path)
     if not path.is_file():
-        raise ConfigError(f"the python setting points to {path}, which does not exist: set it to the "
-                          "project's interpreter (e.g. .venv/bin/python) or leave it empty")
+        raise ConfigError(
+            f"the python setting points to {path}, which does not exist: set it to the "
+            "project's interpreter (e.g. .venv/bin/python) or leave it empty"
+        )
     if not os.access(path, os.X_OK):
         raise ConfigError(f"the python setting points to {path}, which is not executable")
     return path.absolute(), "the python setting"
@@ -163,8 +193,10 @@ def _nearest_venv(project: Path, workspace: Path) -> tuple[Path, str] | None:
 
 
 def _activated(env: Mapping[str, str]) -> tuple[Path, str] | None:
-    for variable, what in (("VIRTUAL_ENV", "the activated virtual environment"),
-                           ("CONDA_PREFIX", "the active conda environment")):
+    for variable, what in (
+        ("VIRTUAL_ENV", "the activated virtual environment"),
+        ("CONDA_PREFIX", "the active conda environment"),
+    ):
         prefix = env.get(variable)
         if prefix and venv_python(Path(prefix)).exists():
             return venv_python(Path(prefix)), f"{what} (${variable})"
@@ -204,8 +236,7 @@ _TOOL_QUERIES: dict[str, tuple[tuple[str, ...], str, bool]] = {
 }
 
 
-def _tool_environment(project: Path, workspace: Path,
-                            env: Mapping[str, str]) -> tuple[Path, str] | None:
+def _tool_environment(project: Path, workspace: Path, env: Mapping[str, str]) -> tuple[Path, str] | None:
     folders = [project] + ([workspace] if workspace != project else [])
     for folder in folders:
         pyproject = _pyproject(folder)
@@ -241,8 +272,15 @@ def _tool_environment(project: Path, workspace: Path,
 def _ask(executable: str, arguments: Sequence[str], cwd: Path, env: Mapping[str, str]) -> str | None:
     """The last line a tool prints, or None when it fails or takes longer than TOOL_TIMEOUT."""
     try:
-        proc = subprocess.Popen([executable, *arguments], cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [executable, *arguments],
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     except OSError:
         return None
     try:
@@ -267,7 +305,10 @@ def _install_hint(python: Path, project: Path, workspace: Path, env: Mapping[str
             return "pdm add -dG test pytest"
     quoted = shlex.quote(str(python))
     prefix = python.parent.parent
-    if (prefix / "pyvenv.cfg").is_file() and not any(prefix.glob("lib/python3*/site-packages/pip")) \
-            and shutil.which("uv", path=env.get("PATH")):
+    if (
+        (prefix / "pyvenv.cfg").is_file()
+        and not any(prefix.glob("lib/python3*/site-packages/pip"))
+        and shutil.which("uv", path=env.get("PATH"))
+    ):
         return f"uv pip install --python {quoted} pytest"
     return f"{quoted} -m pip install pytest"

@@ -67,7 +67,7 @@ class LiveView:
                 self._streamed.add(event.step)
             text = self._held + event.text
             shown = text.rstrip("\n")
-            self._held = text[len(shown):]
+            self._held = text[len(shown) :]
             if shown:
                 c.print(f"[dim]{escape(shown)}[/]", end="")
             return
@@ -93,8 +93,9 @@ class LiveView:
             if event.accepted:
                 c.print(f"[bold green]✓ verified (attempt {event.attempt})[/]")
             else:
-                c.print(f"[bold red]✗ rejected (attempt {event.attempt}):[/] "
-                        f"{escape('; '.join(event.reasons))}")
+                c.print(
+                    f"[bold red]✗ rejected (attempt {event.attempt}):[/] {escape('; '.join(event.reasons))}"
+                )
         elif isinstance(event, Notice):
             c.print(f"[magenta]· {escape(event.text)}[/]")
         # Usage and Done are summed up once by finish()
@@ -106,6 +107,7 @@ class LiveView:
         self.console.print(
             f"[bold {colour}]{result.status}[/] in {result.steps} step(s){files}, "
             f"{result.prompt_tokens + result.completion_tokens} tokens, {result.seconds:.1f} s — "
-            f"{escape(one_line(result.summary, 200))}")
+            f"{escape(one_line(result.summary, 200))}"
+        )
         if result.transcript:
             self.console.print(f"[dim]transcript: {escape(result.transcript)}[/]")

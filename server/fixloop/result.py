@@ -65,8 +65,11 @@ class FixResult:
             "applied": self.applied,
             "steps": self.steps,
             "attempts": self.attempts,
-            "usage": {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens,
-                      "estimated": self.tokens_estimated},
+            "usage": {
+                "promptTokens": self.prompt_tokens,
+                "completionTokens": self.completion_tokens,
+                "estimated": self.tokens_estimated,
+            },
             "seconds": round(self.seconds, 3),
             "modelSeconds": round(self.model_seconds, 3),
             "testSeconds": round(self.test_seconds, 3),

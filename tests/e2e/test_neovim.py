@@ -122,8 +122,10 @@ def test_quickfix_code_action_fixes_the_failing_test(
     assert result["completion"] == [FAILING_TEST]
     assert result["completion_partial"] == [FAILING_TEST]
     assert result["completion_none"] == []
-    started, finished = (next(e for e in result["events"] if e["name"] == name)
-                         for name in ("FixloopFixStarted", "FixloopFixFinished"))
+    started, finished = (
+        next(e for e in result["events"] if e["name"] == name)
+        for name in ("FixloopFixStarted", "FixloopFixFinished")
+    )
     if version != "0.7":  # 0.7 autocmds carry no data
         assert started["data"]["root"] == project_uri
         assert started["data"]["testId"] == FAILING_TEST  # the code action went through the plugin
@@ -140,11 +142,17 @@ def test_a_discarded_fix_is_followed_by_another_on_request(
     nvim = nvim_binary(e2e_env, "0.11")
     other = {"path": "calc.py", "old_text": "return a - b", "new_text": "return b + a"}
     another = [
-        {"content": "The user wants the operands as b, a.",
-         "tool_calls": [{"name": "edit_file", "arguments": other}],
-         "expect": {"messages_contain": ["The user rejected the fix you proposed",
-                                         "The user's reason: keep the operands in the order b, a",
-                                         "add() subtracts instead of adding"]}},
+        {
+            "content": "The user wants the operands as b, a.",
+            "tool_calls": [{"name": "edit_file", "arguments": other}],
+            "expect": {
+                "messages_contain": [
+                    "The user rejected the fix you proposed",
+                    "The user's reason: keep the operands in the order b, a",
+                    "add() subtracts instead of adding",
+                ]
+            },
+        },
         {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "b + a"}}]},
     ]
     model = scripted_model_process([*fix_turns(), *another])
@@ -209,8 +217,10 @@ def test_vim_lsp_enable_alone_fixes_the_test_completed_by_id(
     assert result["client"]["root_dir"] == result["project"]
     assert result["loaded_plugin"] and "FixloopFix" in result["commands"]
     assert result["completion"] == [FAILING_TEST]
-    started, finished = (next(e for e in result["events"] if e["name"] == name)
-                         for name in ("FixloopFixStarted", "FixloopFixFinished"))
+    started, finished = (
+        next(e for e in result["events"] if e["name"] == name)
+        for name in ("FixloopFixStarted", "FixloopFixFinished")
+    )
     assert started["data"]["testId"] == FAILING_TEST
     assert started["data"]["root"] == Path(result["project"]).as_uri()
     assert finished["data"]["status"] == "fixed" and finished["data"]["applied"] is True
@@ -234,8 +244,12 @@ def test_checkhealth_reports_the_server_the_client_and_the_endpoint(
     assert result["python_root"] == result["project"]
     assert "model: scripted" in health and "endpoint: http://127.0.0.1:9/v1" in health
     assert "does not echo progress: the statusline shows it" in health
-    assert result["ui"] == {"none": None, "fidget": "fidget.nvim",
-                            "autocmd": result["ui"]["autocmd"], "statusline": "the statusline"}
+    assert result["ui"] == {
+        "none": None,
+        "fidget": "fidget.nvim",
+        "autocmd": result["ui"]["autocmd"],
+        "statusline": "the statusline",
+    }
     assert "autocmd" in result["ui"]["autocmd"]
     assert result["help"][0] == "fixloop.txt"
     assert "FixloopFixFinished" in result["help"][1] and "fixloop-lsp-enable" in result["help"][2]
@@ -246,7 +260,23 @@ def test_the_shipped_help_tags_are_current(e2e_env: E2EEnv, tmp_path: Path) -> N
     doc = REPO_ROOT / "client-neovim" / "doc"
     (tmp_path / "doc").mkdir()
     (tmp_path / "doc" / "fixloop.txt").write_bytes((doc / "fixloop.txt").read_bytes())
-    subprocess.run([str(nvim), "--headless", "-u", "NONE", "-i", "NONE", "-c", f"helptags {tmp_path / 'doc'}",
-                    "-c", "qa!"], check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            str(nvim),
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-c",
+            f"helptags {tmp_path / 'doc'}",
+            "-c",
+            "qa!",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     assert (tmp_path / "doc" / "tags").read_text() == (doc / "tags").read_text(), (
-        "regenerate: nvim --headless -u NONE -c 'helptags client-neovim/doc' -c 'qa!'")
+        "regenerate: nvim --headless -u NONE -c 'helptags client-neovim/doc' -c 'qa!'"
+    )

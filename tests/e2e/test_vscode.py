@@ -204,9 +204,13 @@ def test_after_undo_try_another_fix_goes_on_with_the_reason_given(
     reason = "keep the operands in the order b, a"
     other = {"path": "calc.py", "old_text": "return a - b", "new_text": "return b + a"}
     another = [
-        {"content": "Swapping the operands.", "tool_calls": [{"name": "edit_file", "arguments": other}],
-         "expect": {"messages_contain": ["The user rejected the fix you proposed",
-                                         f"The user's reason: {reason}"]}},
+        {
+            "content": "Swapping the operands.",
+            "tool_calls": [{"name": "edit_file", "arguments": other}],
+            "expect": {
+                "messages_contain": ["The user rejected the fix you proposed", f"The user's reason: {reason}"]
+            },
+        },
         {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "b + a"}}]},
     ]
     model = scripted_model_process([*fix_turns(), *another])
@@ -226,7 +230,8 @@ def test_cancel_from_the_notification_stops_a_run_started_from_the_code_lens(
     result = drive(code_server, "cancel", project, tmp_path)
 
     assert "fix" in result["texts"]["codeLens"]  # started from the code lens
-    assert re.search("baseline:|suspects:", result["texts"]["progress"]) and "Cancel" in result["texts"]["progress"]
+    progress = result["texts"]["progress"]
+    assert re.search("baseline:|suspects:", progress) and "Cancel" in progress
     assert result["steps"]["cancelled"] - result["steps"]["cancel_clicked"] < 15
     assert result["texts"]["dirtyTabs"] == []
     seen = " | ".join(toast["text"] for toast in result["toastTimeline"])

@@ -52,8 +52,13 @@ def src_layout_project(root: Path, system_python: str) -> Path:
     subprocess.run([system_python, "-m", "venv", str(root / ".venv")], check=True, timeout=180)
     subprocess.run([str(root / ".venv/bin/pip"), "install", "-q", "--disable-pip-version-check", "-e", ".",
                     "pytest"], cwd=root, check=True, timeout=600)  # fmt: skip
-    for args in (["init", "-q"], ["config", "user.email", "t@t.invalid"], ["config", "user.name", "t"],
-                 ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+    for args in (
+        ["init", "-q"],
+        ["config", "user.email", "t@t.invalid"],
+        ["config", "user.name", "t"],
+        ["add", "-A"],
+        ["commit", "-q", "-m", "initial"],
+    ):
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
     return root
 

@@ -131,9 +131,18 @@ def running_code_server(e2e_env: E2EEnv, run: Path) -> Iterator[CodeServer]:
     port = free_port()
     with log_file.open("w") as log:
         process = subprocess.Popen(
-            [*base, "--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
-             "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
-             "--disable-proxy"],
+            [
+                *base,
+                "--bind-addr",
+                f"127.0.0.1:{port}",
+                "--auth",
+                "none",
+                "--disable-telemetry",
+                "--disable-update-check",
+                "--disable-workspace-trust",
+                "--disable-getting-started-override",
+                "--disable-proxy",
+            ],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -212,8 +221,9 @@ def require_fresh_bundle() -> dict[str, Any]:
         missing(f"{bundle_file} does not exist (npm run package in client-vscode)")
     bundle = json.loads(bundle_file.read_text())
     if bundle.get("sourceHash") != fixloop_source_hash():
-        pytest.fail("the .vsix bundles older fixloop sources than server/fixloop: "
-                    "run `bash scripts/setup-e2e.sh`")
+        pytest.fail(
+            "the .vsix bundles older fixloop sources than server/fixloop: run `bash scripts/setup-e2e.sh`"
+        )
     return bundle
 
 

@@ -35,8 +35,13 @@ def run_fix(scripted_model, fixture_project) -> Callable[..., Any]:
     """`await run_fix(project, script, test_ids=None, **settings)`: FixRun on a fresh copy of a fixture."""
     from support import load_fix
 
-    async def run(project: str | Path, script: list[dict] | dict, test_ids: list[str] | None = None,
-                  server_options: dict[str, Any] | None = None, **overrides: Any) -> FixOutcome:
+    async def run(
+        project: str | Path,
+        script: list[dict] | dict,
+        test_ids: list[str] | None = None,
+        server_options: dict[str, Any] | None = None,
+        **overrides: Any,
+    ) -> FixOutcome:
         root = project if isinstance(project, Path) else fixture_project(project)
         name = root.name if isinstance(project, Path) else project
         ids = tuple(test_ids or load_fix(name)["test_ids"])

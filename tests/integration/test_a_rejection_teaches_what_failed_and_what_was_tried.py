@@ -23,18 +23,37 @@ async def test_rejections_show_expected_vs_actual_the_diff_and_what_was_tried(ru
     script = [
         call("edit_file", WRONG),
         call("submit", SUBMIT),
-        call("edit_file", UNDO, {"last_message_contains": [
-            "What the tests say (expected vs actual):", "assert -13 == 120", "```diff",
-            "+        result -= i"]}),
+        call(
+            "edit_file",
+            UNDO,
+            {
+                "last_message_contains": [
+                    "What the tests say (expected vs actual):",
+                    "assert -13 == 120",
+                    "```diff",
+                    "+        result -= i",
+                ]
+            },
+        ),
         call("edit_file", OTHER),
         call("submit", SUBMIT),
-        call("edit_file", {"path": "mathutils.py", "old_text": "result = 0", "new_text": "result = 1"},
-             {"last_message_contains": ["Tried and failed (do not repeat these):",
-                                        "`result += i` -> `result -= i`"]}),
+        call(
+            "edit_file",
+            {"path": "mathutils.py", "old_text": "result = 0", "new_text": "result = 1"},
+            {
+                "last_message_contains": [
+                    "Tried and failed (do not repeat these):",
+                    "`result += i` -> `result -= i`",
+                ]
+            },
+        ),
         call("edit_file", WRONG),  # the first rejected change again, after undoing the second
         call("submit", SUBMIT, {"last_message_contains": "replaced lines"}),
-        call("edit_file", RIGHT,
-             {"last_message_contains": "the same change that was already tried and rejected"}),
+        call(
+            "edit_file",
+            RIGHT,
+            {"last_message_contains": "the same change that was already tried and rejected"},
+        ),
         call("submit", SUBMIT),
     ]
     outcome = await run_fix("demo", script, attempts=4)
@@ -48,8 +67,14 @@ async def test_reasons_only_feedback_leaves_the_rest_out(run_fix) -> None:
     script = [
         call("edit_file", WRONG),
         call("submit", SUBMIT),
-        call("edit_file", RIGHT, {"messages_not_contain": ["expected vs actual", "```diff"],
-                                  "last_message_contains": "still fails"}),
+        call(
+            "edit_file",
+            RIGHT,
+            {
+                "messages_not_contain": ["expected vs actual", "```diff"],
+                "last_message_contains": "still fails",
+            },
+        ),
         call("submit", SUBMIT),
     ]
     outcome = await run_fix("demo", script, feedback="reasons")

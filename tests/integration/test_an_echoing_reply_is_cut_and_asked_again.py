@@ -18,14 +18,16 @@ def call(tool: str, arguments: dict) -> str:
 
 async def test_an_echo_is_cut_and_the_model_asked_for_one_short_reply(run_fix) -> None:
     source = (REPO_ROOT / "fixtures" / "projects" / "demo" / "mathutils.py").read_text()
-    body = source[source.index("def factorial"):]
+    body = source[source.index("def factorial") :]
     echo = "Looking at the code:\n" + body + "\n" + body  # the code it was shown, typed out again
     edit = load_fix("demo")["edits"][0]
     script = [
         {"content": echo, **PACE},
-        {"content": "It adds instead of multiplying.\n" + call("edit_file", {k: edit[k] for k in
-                                                                           ("path", "old_text", "new_text")}),
-         "expect": {"last_message_contains": "Do not copy the context back"}},
+        {
+            "content": "It adds instead of multiplying.\n"
+            + call("edit_file", {k: edit[k] for k in ("path", "old_text", "new_text")}),
+            "expect": {"last_message_contains": "Do not copy the context back"},
+        },
         {"content": call("run_tests", {})},
         {"content": call("submit", {"summary": "factorial multiplies"})},
     ]

@@ -30,16 +30,38 @@ def compared(tmp_path_factory: pytest.TempPathFactory):
     work = tmp_path_factory.mktemp("bench")
     (work / "subset.txt").write_text("# the demo only\ndemo\n")
     # react's tool calls, oneshot's reply, then sample's best guess (right at once: the round ends there)
-    with ScriptedModelServer([*fix_script("demo"), {"content": ONESHOT_REPLY},
-                              {"content": "mathutils.py\n" + ONESHOT_REPLY}]) as server:
+    with ScriptedModelServer(
+        [*fix_script("demo"), {"content": ONESHOT_REPLY}, {"content": "mathutils.py\n" + ONESHOT_REPLY}]
+    ) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
-        env.update(FIXLOOP_BASE_URL=server.base_url, FIXLOOP_MODEL="scripted", FIXLOOP_API_KEY="none",
-                   XDG_CACHE_HOME=str(work / "cache"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+        env.update(
+            FIXLOOP_BASE_URL=server.base_url,
+            FIXLOOP_MODEL="scripted",
+            FIXLOOP_API_KEY="none",
+            XDG_CACHE_HOME=str(work / "cache"),
+            PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+        )
         done = subprocess.run(
-            [sys.executable, "-m", "fixloop", "bench", str(PROJECTS_DIR),
-             "--subset", str(work / "subset.txt"), "--mode", "react,oneshot,sample",
-             "--results", str(work / "results.jsonl"), "--report", str(work / "report.html")],
-            capture_output=True, text=True, env=env, timeout=300)
+            [
+                sys.executable,
+                "-m",
+                "fixloop",
+                "bench",
+                str(PROJECTS_DIR),
+                "--subset",
+                str(work / "subset.txt"),
+                "--mode",
+                "react,oneshot,sample",
+                "--results",
+                str(work / "results.jsonl"),
+                "--report",
+                str(work / "report.html"),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
         requests = list(server.requests)
     assert done.returncode == 0, done.stdout + done.stderr
     records = {r["mode"]: r for r in map(json.loads, (work / "results.jsonl").read_text().splitlines())}

@@ -52,8 +52,9 @@ async def test_a_hanging_test_is_cut_at_the_per_test_limit_and_a_hanging_suite_a
 
     loop = "    result = 1\n    while True:\n        pass\n"
     endless = edited("demo", "mathutils.py", "    result = 1\n", loop)
-    stuck = await Judge(test_timeout=0, run_timeout=4).judge(case("demo"), unified_diff([endless]),
-                                                             claimed=False)
+    stuck = await Judge(test_timeout=0, run_timeout=4).judge(
+        case("demo"), unified_diff([endless]), claimed=False
+    )
     assert stuck.status == "timeout" and "ran past 4s" in stuck.note
 
 
@@ -64,9 +65,12 @@ async def test_no_diff_a_diff_that_does_not_apply_and_a_case_that_does_not_fail(
     garbage = "--- a/mathutils.py\n+++ b/mathutils.py\n@@ -1,1 +1,1 @@\n-no such line\n+x\n"
     assert (await judge.judge(case("demo"), garbage, claimed=False)).status == "error"
     assert (await judge.judge(case("demo"), garbage, claimed=True)).status == "claimed_but_wrong"
-    write_project(tmp_path / "passes", {
-        "case.json": '{"failing_test_ids": ["test_ok.py::test_ok"]}',
-        "test_ok.py": "def test_ok():\n    assert True\n",
-    })
+    write_project(
+        tmp_path / "passes",
+        {
+            "case.json": '{"failing_test_ids": ["test_ok.py::test_ok"]}',
+            "test_ok.py": "def test_ok():\n    assert True\n",
+        },
+    )
     passes = await judge.judge(find_cases([tmp_path / "passes"])[0], garbage, claimed=True)
     assert passes.status == "error" and "passes on the original case" in passes.note

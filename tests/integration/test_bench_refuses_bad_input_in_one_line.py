@@ -23,20 +23,24 @@ def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--case", "nope"], "no case named nope; the cases found are bill_splitter"),
-    ([PROJECTS, "--case", "demo,nope"], "no case named nope; the cases found are careless_fix"),
-    (["empty"], "no bench cases in empty: a case is a folder with a case.json"),
-    (["missing"], "missing is not a folder"),
-    (["broken"], "case.json: failing_test_ids must be a non-empty list of strings"),
-    ([PROJECTS, "--subset", "nope.txt"], "nope.txt: no case named no_such_case"),
-    ([PROJECTS, "--mode", "react,guess"], "unknown mode guess: choose from react, oneshot, sample"),
-    ([PROJECTS, "--jobs", "0"], "--jobs must be at least 1, got 0"),
-    ([PROJECTS, "--report", "out.txt"], "--report out.txt: name an .html or .md file"),
-    ([PROJECTS, "--results", "empty"], "--results empty is not a file"),
-])
-def test_bad_input_is_one_line_and_exit_2(folders: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
-                                          message: str):
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--case", "nope"], "no case named nope; the cases found are bill_splitter"),
+        ([PROJECTS, "--case", "demo,nope"], "no case named nope; the cases found are careless_fix"),
+        (["empty"], "no bench cases in empty: a case is a folder with a case.json"),
+        (["missing"], "missing is not a folder"),
+        (["broken"], "case.json: failing_test_ids must be a non-empty list of strings"),
+        ([PROJECTS, "--subset", "nope.txt"], "nope.txt: no case named no_such_case"),
+        ([PROJECTS, "--mode", "react,guess"], "unknown mode guess: choose from react, oneshot, sample"),
+        ([PROJECTS, "--jobs", "0"], "--jobs must be at least 1, got 0"),
+        ([PROJECTS, "--report", "out.txt"], "--report out.txt: name an .html or .md file"),
+        ([PROJECTS, "--results", "empty"], "--results empty is not a file"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    folders: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+):
     assert main(["bench", *argv]) == 2
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and err.startswith("fixloop: ") and message in err, err

@@ -15,8 +15,10 @@ def code(body: str, head: str = DEF) -> str:
 WRONG = code("    result = 1\n    for i in range(2, n + 1):\n        result -= i\n    return result\n")
 OTHER_WRONG = code("    result = 0\n    for i in range(2, n + 1):\n        result += i\n    return result\n")
 SMALL_FIX = code("    result = 1\n    for i in range(2, n + 1):\n        result *= i\n    return result\n")
-BIG_FIX = code("    result = 1\n    for i in range(1, n + 1):\n        result = result * i\n"
-               "    return result\n", head="def factorial(n):\n")
+BIG_FIX = code(
+    "    result = 1\n    for i in range(1, n + 1):\n        result = result * i\n    return result\n",
+    head="def factorial(n):\n",
+)
 SAMPLE = {"strategy": "sample", "editForm": "code", "sampleParallel": 2, "sampleRounds": 0, "temperature": 0}
 
 
@@ -38,8 +40,10 @@ async def test_the_smallest_verified_candidate_is_proposed_and_a_duplicate_is_ju
     lines = candidate_lines(outcome)
     assert lines[0].startswith("candidate 1 of 4: rejected — tests/test_mathutils.py::test_factorial_of_five")
     assert sorted(line.split(" (")[0] for line in lines[1:]) == [
-        "candidate 2 of 4: verified", "candidate 3 of 4: same as candidate 1; not judged again",
-        "candidate 4 of 4: verified"]
+        "candidate 2 of 4: verified",
+        "candidate 3 of 4: same as candidate 1; not judged again",
+        "candidate 4 of 4: verified",
+    ]
     proposing = "2 of 4 candidate(s) verified; proposing candidate 4 (the smallest diff: 2 line(s))"
     assert proposing in outcome.notices
     requests = outcome.server.requests
@@ -66,17 +70,30 @@ async def test_without_n_each_candidate_is_its_own_request_and_the_budget_is_kep
     lasts = [request["messages"][-1]["content"] for request in outcome.server.requests]
     assert hint not in lasts[0] and hint not in lasts[1] and hint in lasts[2]  # one by one: a function each
     assert sorted(line.split(" —")[0].split(" (")[0] for line in candidate_lines(outcome)) == [
-        "candidate 1 of 3: rejected", "candidate 2 of 3: rejected", "candidate 3 of 3: verified"]
+        "candidate 1 of 3: rejected",
+        "candidate 2 of 3: rejected",
+        "candidate 3 of 3: verified",
+    ]
 
 
 async def test_a_round_that_finds_nothing_leaves_the_loop_what_was_tried(run_fix) -> None:
     script = [
         {"content": WRONG},
         {"content": OTHER_WRONG},
-        {"content": "Let me fix it.",
-         "tool_calls": [{"name": "edit_file", "arguments": {"path": "mathutils.py", "old_text": "result += i",
-                                                            "new_text": "result *= i"}}],
-         "expect": {"last_message_contains": ["Tried and failed", "result -= i", "assert -13 == 120"]}},
+        {
+            "content": "Let me fix it.",
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {
+                        "path": "mathutils.py",
+                        "old_text": "result += i",
+                        "new_text": "result *= i",
+                    },
+                }
+            ],
+            "expect": {"last_message_contains": ["Tried and failed", "result -= i", "assert -13 == 120"]},
+        },
         {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "multiply"}}]},
     ]
     outcome = await run_fix("demo", script, samples=2, **SAMPLE)

@@ -30,8 +30,10 @@ async def test_the_helper_only_the_failing_test_runs_is_the_first_suspect(tmp_pa
     assert "render" in [suspect.name for suspect in suspects]  # what the test calls ranks lower
     text = build_warm_start(root, baseline.run, [TARGET], suspects=suspects)
     code = text[: text.index("# The failing test")]
-    assert code.index("### receipts/pricing.py (lines 8-10) discounted, suspect 1 by coverage (only the "
-                      "failing tests run it, score 1.00)") < code.index("render")
+    assert code.index(
+        "### receipts/pricing.py (lines 8-10) discounted, suspect 1 by coverage (only the "
+        "failing tests run it, score 1.00)"
+    ) < code.index("render")
 
 
 async def test_a_run_with_coverage_leaves_the_outcomes_as_they_are(tmp_path: Path) -> None:

@@ -18,8 +18,12 @@ FIX_TURNS = fix_script("demo")  # read mathutils.py, make the recorded fix, run 
 
 
 def _edit(line: int, start: int, end: int, text: str) -> types.TextEdit:
-    return types.TextEdit(range=types.Range(start=types.Position(line=line, character=start),
-                                            end=types.Position(line=line, character=end)), new_text=text)
+    return types.TextEdit(
+        range=types.Range(
+            start=types.Position(line=line, character=start), end=types.Position(line=line, character=end)
+        ),
+        new_text=text,
+    )
 
 
 def test_text_edits_use_utf16_columns_and_apply_last_first() -> None:
@@ -32,9 +36,14 @@ def test_workspace_edit_writes_the_files(tmp_path: Path) -> None:
     target = tmp_path / "m.py"
     target.write_text("x = 1\n")
     uri = demo._uri(target)
-    edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
-        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-        edits=[_edit(0, 4, 5, "2")])])
+    edit = types.WorkspaceEdit(
+        document_changes=[
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                edits=[_edit(0, 4, 5, "2")],
+            )
+        ]
+    )
     assert demo.apply_workspace_edit(edit) == (True, None)
     assert target.read_text() == "x = 2\n"
     plain = types.WorkspaceEdit(changes={uri: [_edit(0, 0, 1, "y")]})
@@ -55,8 +64,12 @@ def test_progress_lines_are_deduplicated_and_stamped() -> None:
     view.progress({"kind": "end", "message": "fixed and applied: ok"})
     lines = out.getvalue().splitlines()
     assert [line.split("] ", 1)[1] for line in lines] == [
-        "fixloop: fix t: starting", "thinking about it", "next line", "→ read_file a.py",
-        "fixed and applied: ok"]
+        "fixloop: fix t: starting",
+        "thinking about it",
+        "next line",
+        "→ read_file a.py",
+        "fixed and applied: ok",
+    ]
     assert all(line.startswith("[") for line in lines)
 
 
@@ -73,8 +86,9 @@ def test_a_wrong_demo_override_names_the_variable(monkeypatch: pytest.MonkeyPatc
         demo.demo_project()
 
 
-def test_an_install_without_the_bundled_projects_says_how_to_install(monkeypatch: pytest.MonkeyPatch,
-                                                                      tmp_path: Path) -> None:
+def test_an_install_without_the_bundled_projects_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setattr(bundled, "_PACKAGED", tmp_path / "a")
     monkeypatch.setattr(bundled, "_CHECKOUT", tmp_path / "b")
     with pytest.raises(ConfigError, match="Install section"):
@@ -82,7 +96,8 @@ def test_an_install_without_the_bundled_projects_says_how_to_install(monkeypatch
 
 
 async def test_demo_fixes_the_project_through_the_language_server(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
         monkeypatch.setenv(name, str(tmp_path / "xdg"))
     monkeypatch.setenv("FIXLOOP_API_KEY", "test-key")

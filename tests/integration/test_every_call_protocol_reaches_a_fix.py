@@ -64,8 +64,7 @@ async def test_explicit_tools_protocol_does_not_read_calls_from_text(run_fix):
     outcome = await run_fix("demo", script, protocol="tools")
     assert outcome.result.status == "fixed"
     assert not any(isinstance(e, Notice) and e.kind == "protocol" for e in outcome.events)
-    assert any("did not call a tool" in str(m.get("content"))
-               for m in outcome.server.requests[1]["messages"])
+    assert any("did not call a tool" in str(m.get("content")) for m in outcome.server.requests[1]["messages"])
 
 
 async def test_compact_tool_schemas_for_small_models(run_fix):

@@ -37,8 +37,9 @@ class Recipe:
 
 RECIPES = {
     "openai": Recipe("openai", "gpt-4o-mini", {"OPENAI_API_KEY": OPENAI_KEY}),
-    "azure": Recipe("azure", "fixloop-gpt-4o", {"FIXLOOP_API_KEY": AZURE_KEY,
-                                                "FIXLOOP_API_VERSION": AZURE_API_VERSION}),
+    "azure": Recipe(
+        "azure", "fixloop-gpt-4o", {"FIXLOOP_API_KEY": AZURE_KEY, "FIXLOOP_API_VERSION": AZURE_API_VERSION}
+    ),
     "ollama": Recipe("ollama", "qwen2.5-coder:7b"),
     "lmstudio": Recipe("lmstudio", "qwen2.5-coder-7b-instruct"),
     "vllm": Recipe("vllm", "Qwen/Qwen2.5-Coder-7B-Instruct", {"FIXLOOP_API_KEY": VLLM_KEY}, tools=False),
@@ -49,8 +50,16 @@ RECIPES = {
 @pytest.fixture
 def recipe_env(monkeypatch: pytest.MonkeyPatch):
     """`recipe_env(recipe, server, model=None)`: the process environment the recipe sets, and nothing else."""
-    for name in ("FIXLOOP_API_KEY", "OPENAI_API_KEY", "FIXLOOP_API_VERSION", "OPENAI_API_VERSION",
-                 "FIXLOOP_MODEL", "FIXLOOP_BASE_URL", "OPENAI_BASE_URL", "FIXLOOP_TEMPERATURE"):
+    for name in (
+        "FIXLOOP_API_KEY",
+        "OPENAI_API_KEY",
+        "FIXLOOP_API_VERSION",
+        "OPENAI_API_VERSION",
+        "FIXLOOP_MODEL",
+        "FIXLOOP_BASE_URL",
+        "OPENAI_BASE_URL",
+        "FIXLOOP_TEMPERATURE",
+    ):
         monkeypatch.delenv(name, raising=False)
 
     def apply(recipe: Recipe, server: ScriptedModelServer, model: str | None = None) -> dict[str, str]:
@@ -74,8 +83,9 @@ async def _fix(root: Path, env: dict[str, str]) -> tuple[object, list[Event]]:
 
 
 @pytest.mark.parametrize("name", list(RECIPES))
-async def test_the_recipe_lists_the_model_and_fixes_the_demo(name, scripted_model, fixture_project,
-                                                            recipe_env, capsys):
+async def test_the_recipe_lists_the_model_and_fixes_the_demo(
+    name, scripted_model, fixture_project, recipe_env, capsys
+):
     recipe = RECIPES[name]
     server = _server(scripted_model, recipe)
     env = recipe_env(recipe, server)
@@ -88,7 +98,8 @@ async def test_the_recipe_lists_the_model_and_fixes_the_demo(name, scripted_mode
     bodies = server.requests
     profiled = profile_for(recipe.model).values.get("temperature")  # a known family's default, else unsent
     assert [body.get("temperature", "unsent") for body in bodies] == [
-        "unsent" if profiled is None else profiled] * len(bodies)
+        "unsent" if profiled is None else profiled
+    ] * len(bodies)
     switched = [e.text for e in events if isinstance(e, Notice) and "text protocol" in e.text]
     if recipe.tools:
         assert all(body.get("tools") for body in bodies) and not switched
@@ -134,15 +145,19 @@ def test_a_dead_endpoint_is_one_line_and_exit_2(fixture_project, recipe_env, cap
     dead = "http://127.0.0.1:9/v1"
     assert main(["fix", TARGET[0], "--root", str(root), "--base-url", dead, "--model", "m", "-q"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("fixloop: cannot reach http://127.0.0.1:9/v1: connection "
-                                                  "refused"), err
+    assert err.count("\n") == 1 and err.startswith(
+        "fixloop: cannot reach http://127.0.0.1:9/v1: connection refused"
+    ), err
 
 
-@pytest.mark.parametrize(("model", "flags", "sent"), [
-    ("o3-mini", [], "unsent"),  # a reasoning model: its profile leaves temperature out
-    ("my-finetune", [], "unsent"),  # no profile: the endpoint's own default
-    ("o3-mini", ["--temperature", "0.2"], 0.2),  # set: sent
-])
+@pytest.mark.parametrize(
+    ("model", "flags", "sent"),
+    [
+        ("o3-mini", [], "unsent"),  # a reasoning model: its profile leaves temperature out
+        ("my-finetune", [], "unsent"),  # no profile: the endpoint's own default
+        ("o3-mini", ["--temperature", "0.2"], 0.2),  # set: sent
+    ],
+)
 def test_temperature_is_sent_only_when_set(model, flags, sent, scripted_model, fixture_project, recipe_env):
     recipe = Recipe("openai", model, {"OPENAI_API_KEY": OPENAI_KEY})
     server = _server(scripted_model, recipe)

@@ -14,14 +14,20 @@ import pytest
 from support import fix_script, load_fix
 
 
-def fixloop(root: Path, *args: str, base_url: str | None = None, env: dict | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess:
+def fixloop(
+    root: Path, *args: str, base_url: str | None = None, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
     if base_url:
         full_env.update(FIXLOOP_BASE_URL=base_url, FIXLOOP_MODEL="scripted", FIXLOOP_API_KEY="none")
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "fixloop", "fix", *args, "--root", str(root)],
-                          capture_output=True, text=True, env=full_env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "fixloop", "fix", *args, "--root", str(root)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+    )
 
 
 def test_fix_prints_a_diff_that_git_apply_takes(fixture_project, scripted_model):
@@ -33,11 +39,17 @@ def test_fix_prints_a_diff_that_git_apply_takes(fixture_project, scripted_model)
     assert done.stdout.startswith("--- a/")
     assert "verified" in done.stderr and "step 1" in done.stderr
     # the user's files are untouched without --apply; the diff applies cleanly
-    assert subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True,
-                          text=True).stdout == ""
+    assert (
+        subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout
+        == ""
+    )
     subprocess.run(["git", "apply", "-"], cwd=root, input=done.stdout, text=True, check=True)
-    after = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *ids], cwd=root,
-                           capture_output=True, text=True)
+    after = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *ids],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
     assert after.returncode == 0, after.stdout
 
 
@@ -48,8 +60,20 @@ def test_fix_json_and_apply(fixture_project, scripted_model):
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["status"] == "fixed" and result["applied"] is True
-    assert set(result) >= {"runId", "status", "testIds", "summary", "diff", "files", "applied", "steps",
-                           "attempts", "usage", "seconds", "transcript"}
+    assert set(result) >= {
+        "runId",
+        "status",
+        "testIds",
+        "summary",
+        "diff",
+        "files",
+        "applied",
+        "steps",
+        "attempts",
+        "usage",
+        "seconds",
+        "transcript",
+    }
     assert Path(result["transcript"]).is_file()
     assert not str(result["transcript"]).startswith(str(root))
     edited = load_fix("demo")["edits"][0]
@@ -64,8 +88,9 @@ def test_not_fixed_exits_1(fixture_project, scripted_model):
     assert done.stdout == ""
 
 
-@pytest.mark.parametrize("case", ["unknown_test", "unreachable", "bad_key", "outside", "no_model",
-                                  "bad_setting"])
+@pytest.mark.parametrize(
+    "case", ["unknown_test", "unreachable", "bad_key", "outside", "no_model", "bad_setting"]
+)
 def test_bad_input_gives_one_line_and_exit_2(fixture_project, scripted_model, tmp_path, case):
     root = fixture_project("demo")
     ids = load_fix("demo")["test_ids"]
@@ -91,23 +116,39 @@ def test_bad_input_gives_one_line_and_exit_2(fixture_project, scripted_model, tm
     lines = [line for line in done.stderr.splitlines() if line.startswith("fixloop: ")]
     assert len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr
-    expected = {"unknown_test": "not found", "unreachable": "connection refused",
-                "bad_key": "FIXLOOP_API_KEY", "outside": "outside the project",
-                "no_model": "no model configured",
-                "bad_setting": "maxSteps"}[case]
+    expected = {
+        "unknown_test": "not found",
+        "unreachable": "connection refused",
+        "bad_key": "FIXLOOP_API_KEY",
+        "outside": "outside the project",
+        "no_model": "no model configured",
+        "bad_setting": "maxSteps",
+    }[case]
     assert expected in lines[0]
 
 
 def test_a_hanging_test_is_killed_and_named(fixture_project, scripted_model):
     root = fixture_project("hangs")
-    useless_edit = {"path": "lookup/bisect_search.py", "old_text": "    return -1",
-                    "new_text": "    return -1  # absent"}
-    server = scripted_model([
-        {"tool_calls": [{"name": "edit_file", "arguments": useless_edit}]},
-        {"tool_calls": [{"name": "submit", "arguments": {"summary": "x"}}]},
-    ])
-    done = fixloop(root, *load_fix("hangs")["test_ids"], "--attempts", "1", "--test-timeout", "3",
-                   base_url=server.base_url)
+    useless_edit = {
+        "path": "lookup/bisect_search.py",
+        "old_text": "    return -1",
+        "new_text": "    return -1  # absent",
+    }
+    server = scripted_model(
+        [
+            {"tool_calls": [{"name": "edit_file", "arguments": useless_edit}]},
+            {"tool_calls": [{"name": "submit", "arguments": {"summary": "x"}}]},
+        ]
+    )
+    done = fixloop(
+        root,
+        *load_fix("hangs")["test_ids"],
+        "--attempts",
+        "1",
+        "--test-timeout",
+        "3",
+        base_url=server.base_url,
+    )
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     final = [line for line in done.stderr.splitlines() if line.startswith("not_fixed")]
@@ -119,10 +160,14 @@ def test_the_live_view_shows_thoughts_and_one_line_per_call_never_json(fixture_p
     edit = load_fix("demo")["edits"][0]
     babble = "\n\n### tests/test_mathutils.py (lines 12-13) the test\n" + "and so on " * 30
     call = {"name": "edit_file", "arguments": {k: edit[k] for k in ("path", "old_text", "new_text")}}
-    turns = [{"content": "It adds where it should multiply.\n```json\n" + json.dumps(call) + "\n```" + babble,
-              "chunk_chars": 4},
-             {"content": '<tool_call>\n{"name": "run_tests", "arguments": {}}\n</tool_call>' + babble},
-             {"content": '```json\n{"name": "submit", "arguments": {"summary": "multiplies"}}\n```' + babble}]
+    turns = [
+        {
+            "content": "It adds where it should multiply.\n```json\n" + json.dumps(call) + "\n```" + babble,
+            "chunk_chars": 4,
+        },
+        {"content": '<tool_call>\n{"name": "run_tests", "arguments": {}}\n</tool_call>' + babble},
+        {"content": '```json\n{"name": "submit", "arguments": {"summary": "multiplies"}}\n```' + babble},
+    ]
     done = fixloop(root, *load_fix("demo")["test_ids"], base_url=scripted_model(turns).base_url)
     assert done.returncode == 0, done.stderr
     assert "It adds where it should multiply." in done.stderr

@@ -72,9 +72,13 @@ def fake_server(tmp_path: Path) -> Path:
 
 
 def make_server(tmp_path: Path, fake_server: Path, **kwargs: object) -> LocalModelServer:
-    return LocalModelServer(tmp_path / "model.gguf", alias="fake-model",
-                            command=[sys.executable, str(fake_server)],
-                            log_path=tmp_path / "server.log", **kwargs)  # type: ignore[arg-type]
+    return LocalModelServer(
+        tmp_path / "model.gguf",
+        alias="fake-model",
+        command=[sys.executable, str(fake_server)],
+        log_path=tmp_path / "server.log",
+        **kwargs,
+    )  # type: ignore[arg-type]
 
 
 def get_models(base_url: str) -> dict[str, object]:
@@ -101,8 +105,9 @@ def wait_gone(pid: int, seconds: float = 10) -> bool:
     return gone(pid)
 
 
-async def test_started_once_and_reused(tmp_path: Path, fake_server: Path, monkeypatch: pytest.MonkeyPatch,
-                                       capfd: pytest.CaptureFixture[str]) -> None:
+async def test_started_once_and_reused(
+    tmp_path: Path, fake_server: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     record = tmp_path / "record.jsonl"
     monkeypatch.setenv("FAKE_LLAMA_RECORD", str(record))
     server = make_server(tmp_path, fake_server, threads=3, context=4096)
@@ -119,8 +124,20 @@ async def test_started_once_and_reused(tmp_path: Path, fake_server: Path, monkey
         assert len(launches) == 1
         argv = launches[0]["argv"]
         port = url.split(":")[2].split("/")[0]
-        assert argv == ["--model", str(tmp_path / "model.gguf"), "--model_alias", "fake-model",
-                        "--host", "127.0.0.1", "--port", port, "--n_ctx", "4096", "--n_threads", "3"]
+        assert argv == [
+            "--model",
+            str(tmp_path / "model.gguf"),
+            "--model_alias",
+            "fake-model",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            port,
+            "--n_ctx",
+            "4096",
+            "--n_threads",
+            "3",
+        ]
     finally:
         await server.stop()
     assert pid is not None and wait_gone(pid)
@@ -130,8 +147,9 @@ async def test_started_once_and_reused(tmp_path: Path, fake_server: Path, monkey
     assert "fake llama server" not in capfd.readouterr().out  # the child never writes to our stdout
 
 
-async def test_concurrent_first_starts_launch_one_child(tmp_path: Path, fake_server: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_concurrent_first_starts_launch_one_child(
+    tmp_path: Path, fake_server: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     record = tmp_path / "record.jsonl"
     monkeypatch.setenv("FAKE_LLAMA_RECORD", str(record))
     server = make_server(tmp_path, fake_server)
@@ -206,8 +224,9 @@ def _listening_socket() -> socket.socket:
     return sock
 
 
-async def test_a_port_taken_between_pick_and_bind_is_retried(tmp_path: Path, fake_server: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_port_taken_between_pick_and_bind_is_retried(
+    tmp_path: Path, fake_server: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with _listening_socket() as taken:
         taken_port = taken.getsockname()[1]
         picks = iter([taken_port])
@@ -231,8 +250,9 @@ async def test_a_taken_fixed_port_is_a_clear_error(tmp_path: Path, fake_server: 
     assert not server.running()
 
 
-async def test_a_crashing_child_reports_its_log_tail(tmp_path: Path, fake_server: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_crashing_child_reports_its_log_tail(
+    tmp_path: Path, fake_server: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_LLAMA_MODE", "crash")
     server = make_server(tmp_path, fake_server)
     with pytest.raises(ModelError) as raised:
@@ -244,8 +264,9 @@ async def test_a_crashing_child_reports_its_log_tail(tmp_path: Path, fake_server
     assert "\n" not in message
 
 
-async def test_a_child_that_never_answers_times_out_and_is_killed(tmp_path: Path, fake_server: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_child_that_never_answers_times_out_and_is_killed(
+    tmp_path: Path, fake_server: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_LLAMA_MODE", "silent")
     record = tmp_path / "record.jsonl"
     monkeypatch.setenv("FAKE_LLAMA_RECORD", str(record))
@@ -273,7 +294,8 @@ async def test_a_dead_child_is_restarted_on_the_next_start(tmp_path: Path, fake_
 
 
 async def test_ensure_local_server_runs_llama_cpp_server_once_per_process(
-        tmp_path: Path, fake_server: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, fake_server: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A Python whose `-m llama_cpp.server` is the fake server, and a default model file of the right size.
     stubs = tmp_path / "stubs"
     for module in local._SERVER_MODULES:
@@ -300,8 +322,9 @@ async def test_ensure_local_server_runs_llama_cpp_server_once_per_process(
         base_url, name = await ensure_local_server(settings)
         assert name == "qwen2.5-coder-1.5b"
         assert get_models(base_url)["data"] == [{"id": name}]
-        assert await ensure_local_server(Settings(model="local:1.5b", local_threads=2,
-                                                  local_context=2048)) == (base_url, name)
+        assert await ensure_local_server(
+            Settings(model="local:1.5b", local_threads=2, local_context=2048)
+        ) == (base_url, name)
         launches = [json.loads(line) for line in record.read_text().splitlines()]
         assert len(launches) == 1
         assert launches[0]["argv"][launches[0]["argv"].index("--n_ctx") + 1] == "2048"

@@ -67,13 +67,17 @@ async def test_same_action_and_observation_nudges_then_stops(run_fix):
 
 async def test_tool_errors_become_observations_and_the_run_goes_on(run_fix):
     edit = load_fix("demo")["edits"][0]
-    bad_turn = {"tool_calls": [
-        {"name": "read_file", "arguments": '{"path": "mathutils.py",'},  # malformed JSON
-        {"name": "delete_everything", "arguments": {}},  # unknown tool
-        {"name": "read_file", "arguments": {"path": "../../etc/passwd"}},  # outside the project
-        {"name": "edit_file", "arguments": {"path": edit["path"], "old_text": "no such text here",
-                                            "new_text": "x"}},  # edit mismatch
-    ]}
+    bad_turn = {
+        "tool_calls": [
+            {"name": "read_file", "arguments": '{"path": "mathutils.py",'},  # malformed JSON
+            {"name": "delete_everything", "arguments": {}},  # unknown tool
+            {"name": "read_file", "arguments": {"path": "../../etc/passwd"}},  # outside the project
+            {
+                "name": "edit_file",
+                "arguments": {"path": edit["path"], "old_text": "no such text here", "new_text": "x"},
+            },  # edit mismatch
+        ]
+    }
     outcome = await run_fix("demo", [bad_turn, *fix_script("demo")])
     assert outcome.result.status == "fixed"
     first = [o for o in outcome.of(Observation) if o.step == 1]
@@ -89,22 +93,29 @@ async def test_tool_errors_become_observations_and_the_run_goes_on(run_fix):
 
 async def test_parallel_calls_keep_order_and_writes_happen_in_sequence(run_fix):
     edit = load_fix("demo")["edits"][0]
-    turn = {"tool_calls": [
-        {"name": "read_file", "arguments": {"path": edit["path"]}},
-        {"name": "edit_file", "arguments": edit},
-        {"name": "read_file", "arguments": {"path": edit["path"]}},
-        {"name": "search", "arguments": {"pattern": "def "}},
-    ]}
-    outcome = await run_fix("demo", [turn, {"tool_calls": [{"name": "submit",
-                                                             "arguments": {"summary": "fixed"}}]}])
+    turn = {
+        "tool_calls": [
+            {"name": "read_file", "arguments": {"path": edit["path"]}},
+            {"name": "edit_file", "arguments": edit},
+            {"name": "read_file", "arguments": {"path": edit["path"]}},
+            {"name": "search", "arguments": {"pattern": "def "}},
+        ]
+    }
+    outcome = await run_fix(
+        "demo", [turn, {"tool_calls": [{"name": "submit", "arguments": {"summary": "fixed"}}]}]
+    )
     assert outcome.result.status == "fixed"
     observations = [o for o in outcome.of(Observation) if o.step == 1]
     assert [o.tool for o in observations] == ["read_file", "edit_file", "read_file", "search"]
     # the read before the edit sees the old code, the read after it the new code
     assert edit["old_text"] in observations[0].text and edit["new_text"] not in observations[0].text
     assert edit["new_text"] in observations[2].text and edit["old_text"] not in observations[2].text
-    assert [a.tool for a in outcome.of(Action) if a.step == 1] == ["read_file", "edit_file", "read_file",
-                                                                   "search"]
+    assert [a.tool for a in outcome.of(Action) if a.step == 1] == [
+        "read_file",
+        "edit_file",
+        "read_file",
+        "search",
+    ]
 
 
 async def test_a_rejected_submit_goes_back_to_the_model_and_attempts_end_the_run(run_fix):

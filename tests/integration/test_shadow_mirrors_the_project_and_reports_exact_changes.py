@@ -32,8 +32,6 @@ def write(root: Path, files: dict[str, str]) -> None:
         path.write_bytes(text.encode())
 
 
-
-
 @pytest.fixture(autouse=True)
 def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

@@ -45,12 +45,13 @@ def test_fix_help_ends_with_examples_and_exit_codes(capsys):
     with pytest.raises(SystemExit):
         main(["fix", "--help"])
     out = capsys.readouterr().out
-    tail = out[out.index("examples:"):]
+    tail = out[out.index("examples:") :]
     assert "fixloop fix tests/test_x.py::test_y --apply" in tail and "3 nothing to fix" in tail
 
 
-@pytest.mark.parametrize("argv", [["-v", "doctor"], ["doctor", "-v"], ["model", "list", "-v"],
-                                  ["fix", "t.py::t", "-v"]])
+@pytest.mark.parametrize(
+    "argv", [["-v", "doctor"], ["doctor", "-v"], ["model", "list", "-v"], ["fix", "t.py::t", "-v"]]
+)
 def test_verbose_is_taken_before_or_after_the_command(argv):
     assert build_parser().parse_args(argv).verbose is True
     assert build_parser().parse_args([arg for arg in argv if arg != "-v"]).verbose is False
@@ -62,8 +63,9 @@ def _json_run(argv: list[str], capsys) -> tuple[int, dict, str]:
     return code, json.loads(out), err
 
 
-def test_json_is_a_fix_result_for_every_error(tmp_path: Path, fixture_project, scripted_model, monkeypatch,
-                                              capsys):
+def test_json_is_a_fix_result_for_every_error(
+    tmp_path: Path, fixture_project, scripted_model, monkeypatch, capsys
+):
     monkeypatch.setenv("FIXLOOP_MODEL", "scripted")
     monkeypatch.setenv("FIXLOOP_BASE_URL", scripted_model([]).base_url)
     root = fixture_project("demo")
@@ -143,6 +145,8 @@ def test_doctor_checks_the_local_model(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FIXLOOP_MODELS_DIR", str(tmp_path / "models"))
     code, checks = _doctor(capsys, "--root", str(tmp_path), "--model", "local")
     assert code == 1
-    assert checks["local model"].startswith("✗ local model:") and "fix: fixloop model pull" in checks[
-        "local model"]
+    assert (
+        checks["local model"].startswith("✗ local model:")
+        and "fix: fixloop model pull" in checks["local model"]
+    )
     assert checks["key"].startswith("✓ key: none needed")

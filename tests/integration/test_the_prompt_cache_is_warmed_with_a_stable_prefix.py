@@ -36,9 +36,15 @@ async def test_the_text_protocol_warms_its_own_prefix(run_fix) -> None:
     assert {prefix(body) for body in outcome.server.requests} == {prefix(warm)}
 
 
-@pytest.mark.parametrize(("url", "local"), [
-    ("http://127.0.0.1:8811/v1", True), ("http://localhost:1234/v1", True), ("http://[::1]:80/v1", True),
-    ("https://api.openai.com/v1", False), ("http://192.168.1.20:8000/v1", False),
-])
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("http://127.0.0.1:8811/v1", True),
+        ("http://localhost:1234/v1", True),
+        ("http://[::1]:80/v1", True),
+        ("https://api.openai.com/v1", False),
+        ("http://192.168.1.20:8000/v1", False),
+    ],
+)
 def test_only_endpoints_on_this_machine_are_warmed(url: str, local: bool) -> None:
     assert is_local_endpoint(url) is local

@@ -9,8 +9,10 @@ from typing import Any
 from fixloop.events import Action, Calling, Reply, Usage
 from support import load_fix
 
-BABBLE = ("\n\n### tests/test_mathutils.py (lines 12-13) the test\n  12 | def test_factorial_of_five():\n"
-          + "Let me explain the whole thing once more in great detail. " * 40)
+BABBLE = (
+    "\n\n### tests/test_mathutils.py (lines 12-13) the test\n  12 | def test_factorial_of_five():\n"
+    + "Let me explain the whole thing once more in great detail. " * 40
+)
 PACE = {"chunk_chars": 4, "chunk_delay": 0.002}  # about a token a piece, as llama.cpp streams
 
 
@@ -26,10 +28,17 @@ def demo_edit() -> dict[str, str]:
 def babbling_fix() -> list[dict[str, Any]]:
     """The demo fix written in content, each call followed by text the loop must never wait for."""
     return [
-        {"content": "factorial adds; it must multiply.\n" + fenced("edit_file", demo_edit()) + BABBLE,
-         **PACE},
-        {"content": "<tool_call>\n" + json.dumps({"name": "run_tests", "arguments": {}}) + "\n</tool_call>"
-                    + BABBLE, **PACE},
+        {
+            "content": "factorial adds; it must multiply.\n" + fenced("edit_file", demo_edit()) + BABBLE,
+            **PACE,
+        },
+        {
+            "content": "<tool_call>\n"
+            + json.dumps({"name": "run_tests", "arguments": {}})
+            + "\n</tool_call>"
+            + BABBLE,
+            **PACE,
+        },
         {"content": fenced("submit", {"summary": "factorial multiplies"}) + BABBLE, **PACE},
     ]
 
@@ -40,8 +49,10 @@ async def test_the_stream_is_closed_after_the_call_and_the_babble_never_enters_t
     streams = outcome.server.streams
     assert len(streams) == 3 and all(s["disconnected"] and s["sent"] < s["chunks"] // 4 for s in streams)
     second = outcome.server.requests[1]["messages"]
-    assert second[-2] == {"role": "assistant",
-                          "content": "factorial adds; it must multiply.\n" + fenced("edit_file", demo_edit())}
+    assert second[-2] == {
+        "role": "assistant",
+        "content": "factorial adds; it must multiply.\n" + fenced("edit_file", demo_edit()),
+    }
     assert not any("great detail" in str(m.get("content")) for m in outcome.server.requests[2]["messages"])
     replies = outcome.of(Reply)
     assert [r.cut for r in replies] == ["call", "call", "call"]
@@ -58,16 +69,24 @@ async def test_the_usage_of_a_cut_turn_is_estimated_and_marked(run_fix) -> None:
 
 
 async def test_a_two_call_batch_is_kept_whole(run_fix) -> None:
-    both = (fenced("read_file", {"path": "mathutils.py"}) + "\n" +
-            fenced("read_file", {"path": "tests/test_mathutils.py"}) + BABBLE)
+    both = (
+        fenced("read_file", {"path": "mathutils.py"})
+        + "\n"
+        + fenced("read_file", {"path": "tests/test_mathutils.py"})
+        + BABBLE
+    )
     script = [{"content": "Let me read both.\n" + both, **PACE}, *babbling_fix()]
     outcome = await run_fix("demo", script)
     assert outcome.result.status == "fixed", outcome.result.reasons
     first = [(a.tool, a.arguments) for a in outcome.of(Action) if a.step == 1]
-    assert first == [("read_file", {"path": "mathutils.py"}),
-                     ("read_file", {"path": "tests/test_mathutils.py"})]
+    assert first == [
+        ("read_file", {"path": "mathutils.py"}),
+        ("read_file", {"path": "tests/test_mathutils.py"}),
+    ]
     assert [(c.tool, c.target) for c in outcome.of(Calling) if c.step == 1] == [
-        ("read_file", "mathutils.py"), ("read_file", "tests/test_mathutils.py")]
+        ("read_file", "mathutils.py"),
+        ("read_file", "tests/test_mathutils.py"),
+    ]
     assert outcome.server.streams[0]["disconnected"]
     observation = outcome.server.requests[1]["messages"][-1]["content"]
     assert "[read_file] mathutils.py" in observation and "[read_file] tests/test_mathutils.py" in observation

@@ -37,8 +37,14 @@ class Installed:
         return str(self.venv / "bin" / "fixloop")
 
     def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([self.fixloop, *args], cwd=self.work, env=self.env, capture_output=True,
-                              text=True, timeout=timeout)
+        return subprocess.run(
+            [self.fixloop, *args],
+            cwd=self.work,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
 
 def _step(command: list[str], env: dict[str, str], cwd: Path) -> None:
@@ -50,8 +56,11 @@ def _step(command: list[str], env: dict[str, str], cwd: Path) -> None:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     started = time.monotonic()
     base = tmp_path_factory.mktemp("wheel")
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("FIXLOOP_", "OPENAI_", "PYTHON", "VIRTUAL_ENV", "PIP_"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("FIXLOOP_", "OPENAI_", "PYTHON", "VIRTUAL_ENV", "PIP_"))
+    }
     # pip's cache stays the user's own (the tests point XDG_CACHE_HOME elsewhere)
     env["PIP_CACHE_DIR"] = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
@@ -62,8 +71,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     _step([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], env, base)
     work = base / "elsewhere"
     work.mkdir()
-    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", XDG_CACHE_HOME=str(base / "cache"),
-               FIXLOOP_API_KEY="none", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    env.update(
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        XDG_CACHE_HOME=str(base / "cache"),
+        FIXLOOP_API_KEY="none",
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+    )
     return Installed(wheel, venv, work, env, time.monotonic() - started)
 
 
@@ -73,24 +86,40 @@ def test_the_wheel_carries_license_metadata_and_the_shipped_projects(installed: 
         info = next(name.split("/")[0] for name in names if name.endswith(".dist-info/METADATA"))
         metadata = wheel.read(f"{info}/METADATA").decode()
     assert f"{info}/licenses/LICENSE" in names
-    for field in ("License-Expression: MIT", "Author: the fixloop authors", "Project-URL: Repository, ",
-                  "Classifier: Programming Language :: Python :: 3.11", "Keywords: ",
-                  "Requires-Python: >=3.11"):
+    for field in (
+        "License-Expression: MIT",
+        "Author: the fixloop authors",
+        "Project-URL: Repository, ",
+        "Classifier: Programming Language :: Python :: 3.11",
+        "Keywords: ",
+        "Requires-Python: >=3.11",
+    ):
         assert field in metadata, field
-    for shipped in ("projects/demo/mathutils.py", "fixes/demo.json", "bench/projects/memo_ttl/case.json",
-                    "bench/fixes/memo_ttl.json", "bench/subsets/small-model.txt"):
+    for shipped in (
+        "projects/demo/mathutils.py",
+        "fixes/demo.json",
+        "bench/projects/memo_ttl/case.json",
+        "bench/fixes/memo_ttl.json",
+        "bench/subsets/small-model.txt",
+    ):
         shipped = f"fixloop/fixtures/{shipped}"
         assert shipped in names, shipped
     assert not any(name.startswith(("tests/", "scripted_model/")) or "__pycache__" in name for name in names)
     from fixloop.model.local import LLAMA_REQUIREMENT
 
-    assert f"Requires-Dist: {LLAMA_REQUIREMENT}; extra == \"local\"" in metadata
+    assert f'Requires-Dist: {LLAMA_REQUIREMENT}; extra == "local"' in metadata
 
 
 def test_the_installed_fixloop_is_the_wheel_not_the_checkout(installed: Installed):
     where = "import fixloop, fixloop.bundled as b; print(fixloop.__file__); print(b.fixtures_root())"
-    done = subprocess.run([str(installed.venv / "bin" / "python"), "-c", where], cwd=installed.work,
-                          env=installed.env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(installed.venv / "bin" / "python"), "-c", where],
+        cwd=installed.work,
+        env=installed.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     module, fixtures = done.stdout.split()
     assert module.startswith(str(installed.venv)) and fixtures.startswith(str(installed.venv)), done.stdout
     assert installed.run("--version").stdout.startswith("fixloop ")
@@ -108,8 +137,17 @@ def test_demo_fixes_the_packaged_project_with_the_scripted_model(installed: Inst
 def test_bench_runs_a_packaged_case_with_the_scripted_model(installed: Installed):
     results = installed.work / "results.jsonl"
     with ScriptedModelServer(fix_script("demo")) as model:
-        done = installed.run("bench", "--case", "demo", "--model", "scripted", "--base-url", model.base_url,
-                             "--results", str(results))
+        done = installed.run(
+            "bench",
+            "--case",
+            "demo",
+            "--model",
+            "scripted",
+            "--base-url",
+            model.base_url,
+            "--results",
+            str(results),
+        )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "the cases that ship with fixloop" in done.stdout
     (record,) = map(json.loads, results.read_text().splitlines())

@@ -20,8 +20,6 @@ CATALOG_TARGET = "tests/test_catalog.py::test_search_ignores_case_of_query"
 INVOICE_TARGET = "tests/test_invoice.py::test_invoice_line"
 
 
-
-
 def write(root: Path, rel: str, old: str, new: str) -> None:
     apply_edits(root, [{"path": rel, "old_text": old, "new_text": new}])
 

@@ -39,6 +39,8 @@ async def test_local_model_fixes_fixture(name: str, tmp_path: Path):
     result = await run.execute()
     if run.transcript_path and run.transcript_path.exists():
         shutil.copy(run.transcript_path, tmp_path / f"{name}.transcript.jsonl")
-    print(f"\nLIVE {name}: {result.status} steps={result.steps} prompt={result.prompt_tokens} "
-          f"completion={result.completion_tokens} seconds={result.seconds:.1f}")
+    print(
+        f"\nLIVE {name}: {result.status} steps={result.steps} prompt={result.prompt_tokens} "
+        f"completion={result.completion_tokens} seconds={result.seconds:.1f}"
+    )
     assert result.status == "fixed", result.summary

@@ -22,8 +22,13 @@ async def lsp(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[LanguageC
     """Factory: `await lsp(root, base_url=..., capabilities=..., ...)` -> an initialized client."""
     clients: list[LanguageClient] = []
 
-    async def make(root: Path, base_url: str | None = None, model: str | None = "scripted",
-                   env: dict[str, str] | None = None, **kwargs: Any) -> LanguageClient:
+    async def make(
+        root: Path,
+        base_url: str | None = None,
+        model: str | None = "scripted",
+        env: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> LanguageClient:
         full_env = server_env(tmp_path, base_url, model, **(env or {}))
         client = await start(root, full_env, **kwargs)
         clients.append(client)

@@ -24,7 +24,7 @@ TIMEOUT = 60.0
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 FIXED_CALC = CALC.replace("return a - b", "return a + b")
-TESTS = '''import time
+TESTS = """import time
 
 import pytest
 
@@ -48,7 +48,7 @@ def test_add_zero():
 def test_slow():
     time.sleep(float(__import__("os").environ.get("SLOW_TEST_SECONDS", "0")))
     assert add(1, 1) == 2
-'''
+"""
 TEST_FILE = "tests/test_calc.py"
 ADD_LINE = 9  # 1-based line of `assert add(2, 3) == 5`
 ADD_DEF = 8
@@ -61,30 +61,47 @@ def make_project(root: Path, git: bool = True) -> Path:
     (root / "conftest.py").write_text("")
     (root / TEST_FILE).write_text(TESTS)
     if git:
-        for args in (["init", "-q"], ["config", "user.name", "t"], ["config", "user.email", "t@t.invalid"],
-                     ["config", "commit.gpgsign", "false"], ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+        for args in (
+            ["init", "-q"],
+            ["config", "user.name", "t"],
+            ["config", "user.email", "t@t.invalid"],
+            ["config", "commit.gpgsign", "false"],
+            ["add", "-A"],
+            ["commit", "-q", "-m", "initial"],
+        ):
             subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
     return root
 
 
-def fix_turns(test_ids: list[str], old: str = "return a - b",
-              new: str = "return a + b") -> list[dict[str, Any]]:
+def fix_turns(
+    test_ids: list[str], old: str = "return a - b", new: str = "return a + b"
+) -> list[dict[str, Any]]:
     """A model that reads calc.py, fixes the sign, runs the tests and submits."""
     return [
-        {"content": "The failure points into calc.py; let me read it.",
-         "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
-        {"content": "add subtracts; fixing the sign.",
-         "tool_calls": [{"name": "edit_file",
-                         "arguments": {"path": "calc.py", "old_text": old, "new_text": new}}]},
-        {"content": "Now let me run the failing tests.",
-         "tool_calls": [{"name": "run_tests", "arguments": {"test_ids": test_ids}}]},
-        {"content": "The tests pass.",
-         "tool_calls": [{"name": "submit", "arguments": {"summary": "add adds"}}]},
+        {
+            "content": "The failure points into calc.py; let me read it.",
+            "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}],
+        },
+        {
+            "content": "add subtracts; fixing the sign.",
+            "tool_calls": [
+                {"name": "edit_file", "arguments": {"path": "calc.py", "old_text": old, "new_text": new}}
+            ],
+        },
+        {
+            "content": "Now let me run the failing tests.",
+            "tool_calls": [{"name": "run_tests", "arguments": {"test_ids": test_ids}}],
+        },
+        {
+            "content": "The tests pass.",
+            "tool_calls": [{"name": "submit", "arguments": {"summary": "add adds"}}],
+        },
     ]
 
 
-def server_env(tmp: Path, base_url: str | None, model: str | None = "scripted",
-               **extra: str) -> dict[str, str]:
+def server_env(
+    tmp: Path, base_url: str | None, model: str | None = "scripted", **extra: str
+) -> dict[str, str]:
     """The server's whole environment (pytest-lsp replaces it): no ambient model settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
     for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
@@ -128,11 +145,16 @@ def make_client() -> LanguageClient:
     return client
 
 
-async def start(root: Path, env: dict[str, str],
-                capabilities: str | types.ClientCapabilities = "visual-studio-code",
-                init_options: Any = None, configuration: dict[str, Any] | None = None,
-                command: list[str] | None = None, folders: list[Path] | None = None,
-                folder_configuration: dict[Path, dict[str, Any]] | None = None) -> LanguageClient:
+async def start(
+    root: Path,
+    env: dict[str, str],
+    capabilities: str | types.ClientCapabilities = "visual-studio-code",
+    init_options: Any = None,
+    configuration: dict[str, Any] | None = None,
+    command: list[str] | None = None,
+    folders: list[Path] | None = None,
+    folder_configuration: dict[Path, dict[str, Any]] | None = None,
+) -> LanguageClient:
     """A client initialized on `root` (or on several workspace folders); `configuration` answers
     workspace/configuration for every folder, `folder_configuration` for one folder (its scopeUri)."""
     config = ClientServerConfig(server_command=command or SERVER, client_factory=make_client, server_env=env)
@@ -143,10 +165,19 @@ async def start(root: Path, env: dict[str, str],
         client.set_configuration(value, scope_uri=uri(folder))
     caps = client_capabilities(capabilities) if isinstance(capabilities, str) else capabilities
     folders = folders or [root]
-    await asyncio.wait_for(client.initialize_session(types.InitializeParams(
-        capabilities=caps, root_uri=uri(root),
-        workspace_folders=[types.WorkspaceFolder(uri=uri(folder), name=folder.name) for folder in folders],
-        initialization_options=init_options)), TIMEOUT)
+    await asyncio.wait_for(
+        client.initialize_session(
+            types.InitializeParams(
+                capabilities=caps,
+                root_uri=uri(root),
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=uri(folder), name=folder.name) for folder in folders
+                ],
+                initialization_options=init_options,
+            )
+        ),
+        TIMEOUT,
+    )
     return client
 
 
@@ -162,20 +193,29 @@ def uri(path: Path) -> str:
     return from_fs_path(str(path)) or path.as_uri()
 
 
-async def command(client: LanguageClient, name: str, *arguments: Any, token: str | None = None,
-                  wait: float = TIMEOUT) -> Any:
+async def command(
+    client: LanguageClient, name: str, *arguments: Any, token: str | None = None, wait: float = TIMEOUT
+) -> Any:
     if token is not None:
         client.progress_reports.setdefault(token, [])
     params = types.ExecuteCommandParams(command=name, arguments=list(arguments), work_done_token=token)
     return await asyncio.wait_for(client.workspace_execute_command_async(params), wait)
 
 
-def open_document(client: LanguageClient, root: Path, rel: str, text: str | None = None,
-                  version: int = 1) -> str:
+def open_document(
+    client: LanguageClient, root: Path, rel: str, text: str | None = None, version: int = 1
+) -> str:
     doc_uri = uri(root / rel)
-    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=doc_uri, language_id="python", version=version,
-        text=(root / rel).read_text() if text is None else text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=doc_uri,
+                language_id="python",
+                version=version,
+                text=(root / rel).read_text() if text is None else text,
+            )
+        )
+    )
     return doc_uri
 
 
@@ -193,7 +233,7 @@ def apply_text_edits(text: str, edits: list[Any]) -> str:
         return index
 
     for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
-        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
     return text
 
 

@@ -11,8 +11,9 @@ from lsp_harness import FIX, TEST_FILE, command, fix_turns
 
 
 @pytest.mark.asyncio
-async def test_the_prefix_is_sent_at_initialized_and_not_again_by_the_fix(lsp, project: Path,
-                                                                         scripted_model) -> None:
+async def test_the_prefix_is_sent_at_initialized_and_not_again_by_the_fix(
+    lsp, project: Path, scripted_model
+) -> None:
     model = scripted_model(fix_turns([f"{TEST_FILE}::test_add"]))
     client = await lsp(project, base_url=model.base_url)
     for _ in range(100):

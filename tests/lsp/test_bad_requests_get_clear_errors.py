@@ -58,8 +58,16 @@ async def test_file_outside_the_workspace(lsp, project: Path, tmp_path: Path) ->
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("arguments", [[], ["tests/test_calc.py::test_add"], [{"testId": 3}], [{}],
-                                       [{"uri": "file:///x.py", "position": {"line": -1}}]])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        [],
+        ["tests/test_calc.py::test_add"],
+        [{"testId": 3}],
+        [{}],
+        [{"uri": "file:///x.py", "position": {"line": -1}}],
+    ],
+)
 async def test_malformed_arguments(lsp, project: Path, arguments: list) -> None:
     client = await lsp(project, base_url="http://127.0.0.1:9/v1")
     result = await command(client, FIX, *arguments)
@@ -96,7 +104,8 @@ async def test_a_passing_parametrized_test_has_nothing_to_fix(lsp, project: Path
 
 @pytest.mark.asyncio
 async def test_a_client_that_can_neither_apply_nor_show_a_fix_is_refused_up_front(
-        lsp, project: Path, scripted_model) -> None:
+    lsp, project: Path, scripted_model
+) -> None:
     model = scripted_model([])
     client = await lsp(project, base_url=model.base_url, capabilities=types.ClientCapabilities())
     result = await command(client, FIX, {"testId": f"{TEST_FILE}::test_add"})

@@ -50,8 +50,9 @@ async def start_stalled_fix(lsp, project: Path, scripted_model, test: str = "tes
 
 
 @pytest.mark.asyncio
-async def test_work_done_cancel_stops_the_model_call(lsp, project: Path, scripted_model,
-                                                     tmp_path: Path) -> None:
+async def test_work_done_cancel_stops_the_model_call(
+    lsp, project: Path, scripted_model, tmp_path: Path
+) -> None:
     client, task = await start_stalled_fix(lsp, project, scripted_model)
     (token,) = client.progress_reports
     started = time.monotonic()
@@ -69,8 +70,9 @@ async def test_cancel_request_kills_pytest(lsp, project: Path, scripted_model, t
     model = scripted_model(STALL)
     client = await lsp(project, base_url=model.base_url, env={"SLOW_TEST_SECONDS": "120"})
     params = types.ExecuteCommandParams(command=FIX, arguments=[{"testId": f"{TEST_FILE}::test_slow"}])
-    request = asyncio.create_task(client.protocol.send_request_async(
-        types.WORKSPACE_EXECUTE_COMMAND, params, msg_id="fix-slow"))
+    request = asyncio.create_task(
+        client.protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id="fix-slow")
+    )
     marker = str(tmp_path / "xdg")  # the shadow lives there, so pytest's --rootdir names it
     await until(lambda: pytest_processes(marker) != [])
     started = time.monotonic()
@@ -94,7 +96,10 @@ async def test_cancel_command_by_run_id(lsp, project: Path, scripted_model) -> N
     (run_line,) = [m.message for m in client.log_messages if m.message.startswith("fixloop run ")]
     run_id = run_line.split()[2].rstrip(":")
     assert await command(client, CANCEL, {"runId": "nope"}) == {
-        "status": "error", "cancelled": [], "summary": "no fix with run id nope is running"}
+        "status": "error",
+        "cancelled": [],
+        "summary": "no fix with run id nope is running",
+    }
     assert await command(client, CANCEL, {"runId": run_id}) == {"status": "ok", "cancelled": [run_id]}
     result = await asyncio.wait_for(task, 10)
     assert result["status"] == "cancelled" and result["runId"] == run_id

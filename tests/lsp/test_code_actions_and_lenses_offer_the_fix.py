@@ -16,9 +16,13 @@ def at(line: int) -> types.Range:
 
 
 async def actions(client, doc: str, line: int, diagnostics=(), only=None) -> list[types.CodeAction]:
-    found = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=doc), range=at(line),
-        context=types.CodeActionContext(diagnostics=list(diagnostics), only=only)))
+    found = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc),
+            range=at(line),
+            context=types.CodeActionContext(diagnostics=list(diagnostics), only=only),
+        )
+    )
     return list(found or [])
 
 
@@ -34,8 +38,9 @@ async def test_quickfix_on_a_failing_test_diagnostic(lsp, project: Path) -> None
     assert action.title == "Fix failing test with fixloop"
     assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred
     assert action.command.command == FIX
-    assert list(action.command.arguments) == [{"testId": f"{TEST_FILE}::test_add", "uri": doc,
-                                             "root": uri(project)}]
+    assert list(action.command.arguments) == [
+        {"testId": f"{TEST_FILE}::test_add", "uri": doc, "root": uri(project)}
+    ]
 
 
 @pytest.mark.asyncio
@@ -44,8 +49,9 @@ async def test_fix_this_test_under_the_cursor(lsp, project: Path) -> None:
     doc = open_document(client, project, TEST_FILE)
     (action,) = await actions(client, doc, 13)  # inside test_mul (parametrized)
     assert action.title == "Fix this test with fixloop"
-    assert list(action.command.arguments) == [{"testId": f"{TEST_FILE}::test_mul", "uri": doc,
-                                             "root": uri(project)}]
+    assert list(action.command.arguments) == [
+        {"testId": f"{TEST_FILE}::test_mul", "uri": doc, "root": uri(project)}
+    ]
     assert await actions(client, doc, 0) == []  # not inside a test
     assert await actions(client, doc, 13, only=[types.CodeActionKind.QuickFix]) == []
     assert len(await actions(client, doc, 13, only=[types.CodeActionKind.Refactor])) == 1

@@ -31,9 +31,13 @@ async def test_from_diagnostic_to_edit(lsp, project: Path, scripted_model, capab
     await command(client, RUN_TESTS, {"uri": doc})
     diagnostic = next(d for d in client.diagnostics[doc] if d.data["testId"] == TEST_ADD)
     assert diagnostic.range.start.line == ADD_LINE - 1
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=doc), range=diagnostic.range,
-        context=types.CodeActionContext(diagnostics=[diagnostic], only=[types.CodeActionKind.QuickFix])))
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic], only=[types.CodeActionKind.QuickFix]),
+        )
+    )
     (action,) = actions
     result = await command(client, action.command.command, *action.command.arguments)
     assert result["status"] == "fixed" and result["applied"] is True

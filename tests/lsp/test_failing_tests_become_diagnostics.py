@@ -48,8 +48,9 @@ async def test_saving_a_test_file_reruns_it_when_enabled(lsp, project: Path) -> 
     doc = open_document(client, project, TEST_FILE)
     published = client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     for _ in range(3):  # a burst of saves runs the tests once
-        client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(
-            uri=doc)))
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=doc))
+        )
     params = await asyncio.wait_for(published, 60)
     assert params.uri == doc
     failing = {f"{TEST_FILE}::test_add", f"{TEST_FILE}::test_slow"}
@@ -60,7 +61,9 @@ async def test_saving_a_test_file_reruns_it_when_enabled(lsp, project: Path) -> 
 async def test_saving_does_nothing_when_disabled(lsp, project: Path) -> None:
     client = await lsp(project)
     doc = open_document(client, project, TEST_FILE)
-    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=doc)))
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=doc))
+    )
     await asyncio.sleep(1.5)
     assert doc not in client.diagnostics
 

@@ -12,7 +12,7 @@ from lsp_harness import FIX, FIXED_CALC, TEST_FILE, command, progress_values
 TEST_ADD = f"{TEST_FILE}::test_add"
 PACE = {"chunk_chars": 3, "chunk_delay": 0.02}  # slow enough for progress reports while a call is written
 AFTER = "\n\nThe test file says:\n  9 |     assert add(2, 3) == 5\n" + "and so on " * 20
-JSON_PIECES = ('{', '}', '"name"', '"arguments"', '"path"', "old_text", "```", "<tool_call>", "Action Input")
+JSON_PIECES = ("{", "}", '"name"', '"arguments"', '"path"', "old_text", "```", "<tool_call>", "Action Input")
 
 
 def as_json(tool: str, arguments: dict) -> str:
@@ -22,12 +22,21 @@ def as_json(tool: str, arguments: dict) -> str:
 def content_turns() -> list[dict]:
     edit = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}
     return [
-        {"content": "The sum comes out negative,\nso add must subtract. I will\nfix the sign in calc.py.\n"
-                    "```json\n" + as_json("edit_file", edit) + "\n```" + AFTER, **PACE},
-        {"content": "Now the tests.\n<tool_call>\n" + as_json("run_tests", {}) + "\n</tool_call>" + AFTER,
-         **PACE},
-        {"content": "Thought: they pass.\nAction: submit\nAction Input: "
-                    + json.dumps({"summary": "add adds"}) + AFTER, **PACE},
+        {
+            "content": "The sum comes out negative,\nso add must subtract. I will\nfix the sign in calc.py.\n"
+            "```json\n" + as_json("edit_file", edit) + "\n```" + AFTER,
+            **PACE,
+        },
+        {
+            "content": "Now the tests.\n<tool_call>\n" + as_json("run_tests", {}) + "\n</tool_call>" + AFTER,
+            **PACE,
+        },
+        {
+            "content": "Thought: they pass.\nAction: submit\nAction Input: "
+            + json.dumps({"summary": "add adds"})
+            + AFTER,
+            **PACE,
+        },
     ]
 
 

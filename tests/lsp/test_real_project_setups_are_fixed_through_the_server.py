@@ -35,8 +35,9 @@ def the_edit_fixes_words(client, made: ToolMadeProject, folder: Path) -> None:
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("name", SINGLE_FOLDER)
-async def test_the_failing_test_is_fixed_through_the_server(tool_made, scripted_model, tmp_path: Path,
-                                                            name: str) -> None:
+async def test_the_failing_test_is_fixed_through_the_server(
+    tool_made, scripted_model, tmp_path: Path, name: str
+) -> None:
     made = tool_made.get(name)
     model = scripted_model(fix_turns(made))
     client = await start(made.workspace, env_for(tmp_path, made, model.base_url))
@@ -52,8 +53,9 @@ async def test_the_failing_test_is_fixed_through_the_server(tool_made, scripted_
 
 
 @pytest.mark.asyncio
-async def test_two_folders_with_the_same_test_id_are_fixed_independently(tool_made, scripted_model,
-                                                                         tmp_path: Path) -> None:
+async def test_two_folders_with_the_same_test_id_are_fixed_independently(
+    tool_made, scripted_model, tmp_path: Path
+) -> None:
     beta = tool_made.get("multi_root")
     alpha = beta.workspace.parent / "alpha"
     models = [scripted_model(fix_turns(beta)) for _ in range(2)]
@@ -62,12 +64,19 @@ async def test_two_folders_with_the_same_test_id_are_fixed_independently(tool_ma
         alpha: {"fixloop": {"baseUrl": models[0].base_url}},
         beta.workspace: {"fixloop": {"baseUrl": models[1].base_url, **beta.settings}},
     }
-    client = await start(alpha, env_for(tmp_path, beta, None), folders=[alpha, beta.workspace],
-                         folder_configuration=configuration)
+    client = await start(
+        alpha,
+        env_for(tmp_path, beta, None),
+        folders=[alpha, beta.workspace],
+        folder_configuration=configuration,
+    )
     try:
-        results = await asyncio.gather(*(
-            command(client, FIX, {"testId": beta.test_id, "root": uri(folder)}, wait=240)
-            for folder in (alpha, beta.workspace)))
+        results = await asyncio.gather(
+            *(
+                command(client, FIX, {"testId": beta.test_id, "root": uri(folder)}, wait=240)
+                for folder in (alpha, beta.workspace)
+            )
+        )
         assert [r["status"] for r in results] == ["fixed", "fixed"], results
         assert all(len(model.requests) == len(fix_turns(beta)) for model in models)
         edited = sorted(params.edit.document_changes[0].text_document.uri for params in client.edits)
@@ -83,11 +92,16 @@ async def test_two_folders_with_the_same_test_id_are_fixed_independently(tool_ma
 async def test_run_tests_publishes_each_folders_failures_on_its_own_files(tool_made, tmp_path: Path) -> None:
     beta = tool_made.get("multi_root")
     alpha = beta.workspace.parent / "alpha"
-    client = await start(alpha, env_for(tmp_path, beta, None), folders=[alpha, beta.workspace],
-                         folder_configuration={beta.workspace: {"fixloop": dict(beta.settings)}})
+    client = await start(
+        alpha,
+        env_for(tmp_path, beta, None),
+        folders=[alpha, beta.workspace],
+        folder_configuration={beta.workspace: {"fixloop": dict(beta.settings)}},
+    )
     try:
-        summary = await command(client, RUN_TESTS, {"root": uri(beta.workspace),
-                                                    "testIds": ["tests/test_counting.py"]})
+        summary = await command(
+            client, RUN_TESTS, {"root": uri(beta.workspace), "testIds": ["tests/test_counting.py"]}
+        )
         assert summary["failed"] == [beta.test_id], summary
         published = {u for u, diagnostics in client.diagnostics.items() if diagnostics}
         assert published == {uri(beta.workspace / "tests/test_counting.py")}
@@ -96,8 +110,9 @@ async def test_run_tests_publishes_each_folders_failures_on_its_own_files(tool_m
 
 
 @pytest.mark.asyncio
-async def test_a_monorepo_package_runs_in_its_project_with_workspace_relative_ids(tool_made,
-                                                                                  tmp_path: Path) -> None:
+async def test_a_monorepo_package_runs_in_its_project_with_workspace_relative_ids(
+    tool_made, tmp_path: Path
+) -> None:
     made = tool_made.get("monorepo")
     client = await start(made.workspace, env_for(tmp_path, made, None))
     try:
@@ -106,7 +121,8 @@ async def test_a_monorepo_package_runs_in_its_project_with_workspace_relative_id
         assert summary["failed"] == [made.test_id], summary
         assert sorted(summary["passed"]) == sorted(
             f"packages/app/tests/test_counting.py::{name}"
-            for name in ("test_most_common_ignores_case", "test_word_count_simple"))
+            for name in ("test_most_common_ignores_case", "test_word_count_simple")
+        )
         (diagnostic,) = client.diagnostics[uri(test_file)]
         assert diagnostic.data == {"testId": f"packages/app/tests/test_counting.py::{TARGET}"}
     finally:

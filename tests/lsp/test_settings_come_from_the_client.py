@@ -26,8 +26,12 @@ async def test_a_bad_setting_is_reported_once_and_the_default_kept(lsp, project:
 @pytest.mark.asyncio
 async def test_workspace_configuration_is_read(lsp, project: Path) -> None:
     # No model in the environment: it comes from the client's `fixloop` section.
-    client = await lsp(project, base_url="http://127.0.0.1:9/v1", model=None,
-                       configuration={"fixloop": {"model": "from-config"}})
+    client = await lsp(
+        project,
+        base_url="http://127.0.0.1:9/v1",
+        model=None,
+        configuration={"fixloop": {"model": "from-config"}},
+    )
     result = await command(client, FIX, {"testId": f"{TEST_FILE}::test_add"})
     assert result["error"]["kind"] == "ModelError"  # got past "no model configured"
 
@@ -37,7 +41,8 @@ async def test_did_change_configuration_applies(lsp, project: Path) -> None:
     client = await lsp(project, base_url="http://127.0.0.1:9/v1", model=None, capabilities="neovim@v0.7.0")
     first = await command(client, FIX, {"testId": f"{TEST_FILE}::test_add"})
     assert first["error"]["kind"] == "ConfigError"
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"fixloop": {"model": "pushed"}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"fixloop": {"model": "pushed"}})
+    )
     second = await command(client, FIX, {"testId": f"{TEST_FILE}::test_add"})
     assert second["error"]["kind"] == "ModelError"

@@ -14,8 +14,11 @@ from lsp_harness import FIX, TEST_FILE, fix_turns, server_env, uri
 
 HERE = Path(__file__).parent
 CACHE = Path.home() / ".cache" / "fixloop-lsp-node"
-CANDIDATES = [HERE / ".node" / "node_modules", CACHE / "node_modules",
-              HERE.parent.parent / "client-vscode" / "node_modules"]
+CANDIDATES = [
+    HERE / ".node" / "node_modules",
+    CACHE / "node_modules",
+    HERE.parent.parent / "client-vscode" / "node_modules",
+]
 
 # The server as `fixloop serve` starts it, plus noise on fd 1 right after the guard is installed.
 NOISY_SERVER = """
@@ -43,8 +46,13 @@ def node_modules() -> Path:
         pytest.skip("npm is not installed, so vscode-jsonrpc cannot be fetched")
     CACHE.mkdir(parents=True, exist_ok=True)
     try:
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent", "vscode-jsonrpc@8"],
-                       cwd=CACHE, check=True, capture_output=True, timeout=180)
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--silent", "vscode-jsonrpc@8"],
+            cwd=CACHE,
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
     except (subprocess.SubprocessError, OSError) as error:
         pytest.skip(f"npm could not install vscode-jsonrpc (registry unreachable?): {error}")
     return CACHE / "node_modules"
@@ -54,11 +62,22 @@ def test_a_fix_through_vscode_jsonrpc(project: Path, scripted_model, tmp_path: P
     modules = node_modules()
     test_id = f"{TEST_FILE}::test_add"
     model = scripted_model(fix_turns([test_id]))
-    spec = {"server": [sys.executable, "-c", NOISY_SERVER], "rootUri": uri(project), "command": FIX,
-            "arguments": [{"testId": test_id}], "timeout": 90}
+    spec = {
+        "server": [sys.executable, "-c", NOISY_SERVER],
+        "rootUri": uri(project),
+        "command": FIX,
+        "arguments": [{"testId": test_id}],
+        "timeout": 90,
+    }
     env = {**server_env(tmp_path, model.base_url), "NODE_PATH": str(modules)}
-    proc = subprocess.run(["node", str(HERE / "strict_client.js"), json.dumps(spec)], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        ["node", str(HERE / "strict_client.js"), json.dumps(spec)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["errors"] == [], report["errors"]
@@ -80,10 +99,21 @@ raise SystemExit(serve(stdout=sys.stdout.buffer))
 def test_the_strict_client_does_catch_a_corrupted_stream(project: Path, tmp_path: Path) -> None:
     """Control: without the guard the same noise breaks vscode-jsonrpc, so the test above means something."""
     modules = node_modules()
-    spec = {"server": [sys.executable, "-c", UNGUARDED_SERVER], "rootUri": uri(project),
-            "command": "fixloop.server.cancel", "arguments": [], "timeout": 6}
+    spec = {
+        "server": [sys.executable, "-c", UNGUARDED_SERVER],
+        "rootUri": uri(project),
+        "command": "fixloop.server.cancel",
+        "arguments": [],
+        "timeout": 6,
+    }
     env = {**server_env(tmp_path, None), "NODE_PATH": str(modules)}
-    proc = subprocess.run(["node", str(HERE / "strict_client.js"), json.dumps(spec)], env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        ["node", str(HERE / "strict_client.js"), json.dumps(spec)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["errors"] or report["result"] == {"timeout": True}

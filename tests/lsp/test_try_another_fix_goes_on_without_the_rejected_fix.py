@@ -17,13 +17,23 @@ OTHER = {"path": "calc.py", "old_text": "return a + b", "new_text": "return b + 
 
 def another_turns() -> list[dict]:
     return [
-        {"content": "The same sign fix again.", "tool_calls": [{"name": "edit_file", "arguments": SAME}],
-         "expect": {"messages_contain": ["add subtracts; fixing the sign.",  # the first run's conversation
-                                         "The user rejected the fix you proposed",
-                                         "The user's reason: keep the operands in the order b, a"]}},
+        {
+            "content": "The same sign fix again.",
+            "tool_calls": [{"name": "edit_file", "arguments": SAME}],
+            "expect": {
+                "messages_contain": [
+                    "add subtracts; fixing the sign.",  # the first run's conversation
+                    "The user rejected the fix you proposed",
+                    "The user's reason: keep the operands in the order b, a",
+                ]
+            },
+        },
         {"content": "Submitting.", "tool_calls": [{"name": "submit", "arguments": {"summary": "a + b"}}]},
-        {"content": "Another way.", "tool_calls": [{"name": "edit_file", "arguments": OTHER}],
-         "expect": {"last_message_contains": "the user rejected exactly this fix"}},
+        {
+            "content": "Another way.",
+            "tool_calls": [{"name": "edit_file", "arguments": OTHER}],
+            "expect": {"last_message_contains": "the user rejected exactly this fix"},
+        },
         {"content": "Submitting.", "tool_calls": [{"name": "submit", "arguments": {"summary": "b + a"}}]},
     ]
 
@@ -38,8 +48,9 @@ async def test_a_discarded_fix_is_followed_by_a_different_one(lsp, project: Path
     assert "+    return a + b" in first["diff"]
 
     client.message_answer = "Apply"
-    second = await command(client, TRY_ANOTHER, {"runId": first["runId"],
-                                                 "reason": "keep the operands in the order b, a"})
+    second = await command(
+        client, TRY_ANOTHER, {"runId": first["runId"], "reason": "keep the operands in the order b, a"}
+    )
 
     assert model.failures == []
     assert second["status"] == "fixed" and second["applied"] is True, second

@@ -9,8 +9,12 @@ from fixloop.lsp.errors import UnsupportedEdit
 from fixloop.lsp.workspace_edit import EditCapabilities, build_workspace_edit
 from fixloop.result import FileChange
 
-VSCODE = EditCapabilities(apply_edit=True, document_changes=True, change_annotations=True,
-                          resource_operations=frozenset({"create", "delete", "rename"}))
+VSCODE = EditCapabilities(
+    apply_edit=True,
+    document_changes=True,
+    change_annotations=True,
+    resource_operations=frozenset({"create", "delete", "rename"}),
+)
 NEOVIM = EditCapabilities(apply_edit=True, resource_operations=frozenset({"create", "delete", "rename"}))
 SOURCE = FileChange("calc.py", "a = 1\n", "a = 2\n")
 TEST = FileChange("tests/test_calc.py", "assert x\n", "assert y\n")

@@ -22,12 +22,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port to bind (default: any free port)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--quiet", action="store_true", help="no per-request lines on stderr")
-    parser.add_argument("--flavour", default="generic", choices=sorted(FLAVOURS),
-                        help="answer as this server does (listing, auth, tools, usage); default: generic")
+    parser.add_argument(
+        "--flavour",
+        default="generic",
+        choices=sorted(FLAVOURS),
+        help="answer as this server does (listing, auth, tools, usage); default: generic",
+    )
     args = parser.parse_args(argv)
     try:
         server = ScriptedModelServer(
-            load_script(args.script), host=args.host, port=args.port, verbose=not args.quiet,
+            load_script(args.script),
+            host=args.host,
+            port=args.port,
+            verbose=not args.quiet,
             flavour=args.flavour,
         )
     except (OSError, ValueError) as error:

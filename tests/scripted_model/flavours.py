@@ -49,8 +49,11 @@ class Flavour:
             if path == "/openai/models":
                 return "models", None
             parts = path.split("/")
-            if len(parts) == 6 and parts[1:3] == ["openai", "deployments"] and parts[4:] == [
-                    "chat", "completions"]:
+            if (
+                len(parts) == 6
+                and parts[1:3] == ["openai", "deployments"]
+                and parts[4:] == ["chat", "completions"]
+            ):
                 return "chat", parts[3]
             return None
         if path in ("/v1/chat/completions", "/chat/completions"):
@@ -61,17 +64,32 @@ class Flavour:
             return "tags", None
         return None
 
-    def refuse(self, headers: Any, raw_path: str, model: str, body: dict[str, Any] | None,
-               deployment: str | None = None) -> Refusal | None:
+    def refuse(
+        self,
+        headers: Any,
+        raw_path: str,
+        model: str,
+        body: dict[str, Any] | None,
+        deployment: str | None = None,
+    ) -> Refusal | None:
         """Why this server would not serve the request (auth, api-version, model, tools), else None."""
         denied = self._auth(headers, raw_path)
         if denied is not None or body is None:
             return denied
         if self.api_version:
             if deployment != model:
-                return Refusal(404, {"error": {"code": "DeploymentNotFound", "message": (
-                    "The API deployment for this resource does not exist. If you created the deployment "
-                    "within the last 5 minutes, please wait a moment and try again.")}})
+                return Refusal(
+                    404,
+                    {
+                        "error": {
+                            "code": "DeploymentNotFound",
+                            "message": (
+                                "The API deployment for this resource does not exist. If you created the "
+                                "deployment within the last 5 minutes, please wait a moment and try again."
+                            ),
+                        }
+                    },
+                )
         elif not self.any_model and body.get("model") != model:
             return self._unknown_model(str(body.get("model")))
         if body.get("tools") and not self.tools:
@@ -84,56 +102,136 @@ class Flavour:
             if query.get("api-version") != [self.api_version]:
                 return Refusal(404, {"error": {"code": "404", "message": "Resource not found"}})
             if headers.get("api-key") != self.key:
-                return Refusal(401, {"error": {"code": "401", "message": (
-                    "Access denied due to invalid subscription key or wrong API endpoint. Make sure to "
-                    "provide a valid key for an active subscription and use a correct regional API "
-                    "endpoint for your resource.")}})
+                return Refusal(
+                    401,
+                    {
+                        "error": {
+                            "code": "401",
+                            "message": (
+                                "Access denied due to invalid subscription key or wrong API endpoint. "
+                                "Make sure to provide a valid key for an active subscription and use a "
+                                "correct regional API endpoint for your resource."
+                            ),
+                        }
+                    },
+                )
             return None
         if self.key is not None and headers.get("Authorization") != f"Bearer {self.key}":
             if self.name == "vllm":
                 return Refusal(401, {"error": "Unauthorized"})
-            return Refusal(401, {"error": {"message": "Incorrect API key provided.",
-                                           "type": "invalid_request_error", "param": None,
-                                           "code": "invalid_api_key"}})
+            return Refusal(
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided.",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
         return None
 
     def _unknown_model(self, name: str) -> Refusal:
         if self.name == "ollama":
-            return Refusal(404, {"error": {"message": f'model "{name}" not found, try pulling it first',
-                                           "type": "api_error", "param": None, "code": None}})
+            return Refusal(
+                404,
+                {
+                    "error": {
+                        "message": f'model "{name}" not found, try pulling it first',
+                        "type": "api_error",
+                        "param": None,
+                        "code": None,
+                    }
+                },
+            )
         if self.name == "vllm":
-            return Refusal(404, {"object": "error", "message": f"The model `{name}` does not exist.",
-                                 "type": "NotFoundError", "param": None, "code": 404})
-        return Refusal(404, {"error": {"message": f"The model `{name}` does not exist or you do not have "
-                                       "access to it.", "type": "invalid_request_error", "param": None,
-                                       "code": "model_not_found"}})
+            return Refusal(
+                404,
+                {
+                    "object": "error",
+                    "message": f"The model `{name}` does not exist.",
+                    "type": "NotFoundError",
+                    "param": None,
+                    "code": 404,
+                },
+            )
+        return Refusal(
+            404,
+            {
+                "error": {
+                    "message": f"The model `{name}` does not exist or you do not have access to it.",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "model_not_found",
+                }
+            },
+        )
 
     def _no_tools(self) -> Refusal:
         if self.name == "vllm":
-            return Refusal(400, {"object": "error", "message": '"auto" tool choice requires '
-                                 "--enable-auto-tool-choice and --tool-call-parser to be set",
-                                 "type": "BadRequestError", "param": None, "code": 400})
-        return Refusal(400, {"error": {"code": 400, "message": "tools param requires --jinja flag",
-                                       "type": "invalid_request_error"}})
+            return Refusal(
+                400,
+                {
+                    "object": "error",
+                    "message": '"auto" tool choice requires '
+                    "--enable-auto-tool-choice and --tool-call-parser to be set",
+                    "type": "BadRequestError",
+                    "param": None,
+                    "code": 400,
+                },
+            )
+        return Refusal(
+            400,
+            {
+                "error": {
+                    "code": 400,
+                    "message": "tools param requires --jinja flag",
+                    "type": "invalid_request_error",
+                }
+            },
+        )
 
     def listing(self, kind: str, model: str) -> dict[str, Any]:
         """The model list as this server shapes it (`tags`: Ollama's /api/tags)."""
         if kind == "tags":
-            return {"models": [{"name": model, "model": model, "modified_at": "2025-01-01T00:00:00Z",
-                                "size": 4683087332, "digest": "a" * 64, "details": {
-                                    "format": "gguf", "family": "qwen2", "parameter_size": "7.6B",
-                                    "quantization_level": "Q4_K_M"}}]}
-        entry: dict[str, Any] = {"id": model, "object": "model", "created": 1700000000,
-                                 "owned_by": self.owned_by}
+            return {
+                "models": [
+                    {
+                        "name": model,
+                        "model": model,
+                        "modified_at": "2025-01-01T00:00:00Z",
+                        "size": 4683087332,
+                        "digest": "a" * 64,
+                        "details": {
+                            "format": "gguf",
+                            "family": "qwen2",
+                            "parameter_size": "7.6B",
+                            "quantization_level": "Q4_K_M",
+                        },
+                    }
+                ]
+            }
+        entry: dict[str, Any] = {
+            "id": model,
+            "object": "model",
+            "created": 1700000000,
+            "owned_by": self.owned_by,
+        }
         if self.name == "vllm":
             entry.update(root=model, parent=None, max_model_len=32768, permission=[])
         if self.name == "azure":
-            entry = {"id": "gpt-4o-2024-08-06", "object": "model", "status": "succeeded",
-                     "capabilities": {"chat_completion": True, "completion": False}}
+            entry = {
+                "id": "gpt-4o-2024-08-06",
+                "object": "model",
+                "status": "succeeded",
+                "capabilities": {"chat_completion": True, "completion": False},
+            }
         listing: dict[str, Any] = {"object": "list", "data": [entry]}
         if self.name == "llamacpp":
-            listing["models"] = [{"name": model, "model": model, "type": "model",
-                                  "capabilities": ["completion"]}]
+            listing["models"] = [
+                {"name": model, "model": model, "type": "model", "capabilities": ["completion"]}
+            ]
         return listing
 
     def include_usage(self, body: dict[str, Any]) -> str:

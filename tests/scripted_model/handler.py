@@ -229,8 +229,9 @@ class ChatHandler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, answer.completion())
 
-    def _stream(self, answer: Answer, body: dict[str, Any], chunk_delay: float = 0,
-                record: bool = True) -> None:
+    def _stream(
+        self, answer: Answer, body: dict[str, Any], chunk_delay: float = 0, record: bool = True
+    ) -> None:
         """Send the chunks; a client that goes away before the end is seen and noted (`streams`)."""
         usage = self.owner.flavour.include_usage(body)
         chunks = list(answer.chunks(include_usage=usage == "chunk", usage_in_last=usage == "last"))

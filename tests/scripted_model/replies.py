@@ -38,8 +38,9 @@ class Answer:
         self.created = int(time.time())
 
     @classmethod
-    def build(cls, owner: ScriptedModelServer, turn: dict[str, Any], body: dict[str, Any],
-              piece: int = 0) -> Answer:
+    def build(
+        cls, owner: ScriptedModelServer, turn: dict[str, Any], body: dict[str, Any], piece: int = 0
+    ) -> Answer:
         content = turn.get("content")
         stopped = False
         if isinstance(content, str):

@@ -196,4 +196,3 @@ class ScriptedModelServer:
             return {"tool_calls": [{"id": None, "name": "submit", "arguments": json.dumps(arguments)}]}
         text = f"Thought: the script is exhausted.\nAction: submit\nAction Input: {json.dumps(arguments)}"
         return {"content": text}
-

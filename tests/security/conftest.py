@@ -41,8 +41,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if ledger:
         with open(ledger, "w", encoding="utf-8") as file:
             for attempt in LEDGER:
-                row = {"category": attempt.category, "tool": attempt.tool, "label": attempt.label,
-                       "outcome": attempt.outcome, "detail": attempt.detail[:2000]}
+                row = {
+                    "category": attempt.category,
+                    "tool": attempt.tool,
+                    "label": attempt.label,
+                    "outcome": attempt.outcome,
+                    "detail": attempt.detail[:2000],
+                }
                 file.write(json.dumps(row) + "\n")
     lines = ledger_table()
     if lines:

@@ -19,8 +19,13 @@ def _sse(chunks: list[dict[str, Any]]) -> bytes:
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 def turn_stream(turn: dict[str, Any]) -> bytes:
@@ -28,8 +33,20 @@ def turn_stream(turn: dict[str, Any]) -> bytes:
     chunks = [_chunk({"role": "assistant", "content": turn.get("content", "")})]
     for index, call in enumerate(turn.get("tool_calls", [])):
         arguments = call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"])
-        chunks.append(_chunk({"tool_calls": [{"index": index, "id": f"call_{index}", "type": "function",
-                                              "function": {"name": call["name"], "arguments": arguments}}]}))
+        chunks.append(
+            _chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": f"call_{index}",
+                            "type": "function",
+                            "function": {"name": call["name"], "arguments": arguments},
+                        }
+                    ]
+                }
+            )
+        )
     chunks.append(_chunk({}, "tool_calls" if turn.get("tool_calls") else "stop"))
     return _sse(chunks)
 
@@ -38,20 +55,41 @@ GOOD_START = _sse([_chunk({"role": "assistant", "content": "Let me"})])[: -len(b
 # name -> (status, content type, body, seconds to stall after the body, close without finishing)
 FAULTS: dict[str, tuple[int, str, bytes, float, bool]] = {
     "malformed_line": (200, "text/event-stream", b"data: {this is not json\n\n", 0, False),
-    "malformed_after_good": (200, "text/event-stream", GOOD_START + b"data: {\"choices\": [\n\n", 0, False),
+    "malformed_after_good": (200, "text/event-stream", GOOD_START + b'data: {"choices": [\n\n', 0, False),
     "html_200": (200, "text/html", b"<html><body>Welcome to nginx!</body></html>", 0, False),
-    "json_for_a_stream": (200, "application/json", json.dumps({"id": "x", "object": "chat.completion",
-                          "choices": [], "model": "m", "created": 0}).encode(), 0, False),
+    "json_for_a_stream": (
+        200,
+        "application/json",
+        json.dumps(
+            {"id": "x", "object": "chat.completion", "choices": [], "model": "m", "created": 0}
+        ).encode(),
+        0,
+        False,
+    ),
     "plain_text_200": (200, "text/plain", b"OK", 0, False),
-    "empty_choices": (200, "text/event-stream", _sse([{"id": "c", "object": "chat.completion.chunk",
-                      "created": 0, "model": "m", "choices": []}]), 0, False),
-    "null_choices": (200, "text/event-stream", _sse([{"id": "c", "object": "chat.completion.chunk",
-                     "created": 0, "model": "m", "choices": None}]), 0, False),
+    "empty_choices": (
+        200,
+        "text/event-stream",
+        _sse([{"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": []}]),
+        0,
+        False,
+    ),
+    "null_choices": (
+        200,
+        "text/event-stream",
+        _sse([{"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": None}]),
+        0,
+        False,
+    ),
     "only_done": (200, "text/event-stream", b"data: [DONE]\n\n", 0, False),
     "empty_body": (200, "text/event-stream", b"", 0, False),
-    "error_in_stream": (200, "text/event-stream",
-                        b'data: {"error": {"message": "upstream overloaded", "type": "server_error"}}\n\n', 0,
-                        False),
+    "error_in_stream": (
+        200,
+        "text/event-stream",
+        b'data: {"error": {"message": "upstream overloaded", "type": "server_error"}}\n\n',
+        0,
+        False,
+    ),
     "invalid_utf8": (200, "text/event-stream", b"data: \xff\xfe\xfa\n\n", 0, False),
     "html_502": (502, "text/html", b"<html><h1>502 Bad Gateway</h1></html>", 0, False),
     "html_500": (500, "text/html", b"<html><h1>Internal Server Error</h1></html>", 0, False),
@@ -59,10 +97,13 @@ FAULTS: dict[str, tuple[int, str, bytes, float, bool]] = {
     "stall_mid_stream": (200, "text/event-stream", GOOD_START, 30, False),
     "stall_before_headers": (0, "", b"", 30, False),
     "cut_mid_stream": (200, "text/event-stream", GOOD_START, 0, True),
-    "bad_tool_call": (200, "text/event-stream",
-                      _sse([_chunk({"tool_calls": [{"index": 0, "function": None}]}),
-                            _chunk({}, "tool_calls")]),
-                      0, False),
+    "bad_tool_call": (
+        200,
+        "text/event-stream",
+        _sse([_chunk({"tool_calls": [{"index": 0, "function": None}]}), _chunk({}, "tool_calls")]),
+        0,
+        False,
+    ),
 }
 
 
@@ -98,8 +139,9 @@ class FaultServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def _answer(self, handler: BaseHTTPRequestHandler, answer: str | dict[str, Any]) -> None:
         if isinstance(answer, dict):

@@ -77,7 +77,7 @@ PROJECT_FILES = {
             return a - b
         ''',
     "tests/__init__.py": "",
-    "tests/test_core.py": '''\
+    "tests/test_core.py": """\
         from calc.core import add, sub
 
 
@@ -87,14 +87,17 @@ PROJECT_FILES = {
 
         def test_sub():
             assert sub(5, 3) == 2
-        ''',
+        """,
     "README.md": "# calc\n",
     "pyproject.toml": "[tool.fixloop]\nmodel_timeout = 5\n",
     "big.txt": "a" * 40 + "!\n",
 }
 TARGET = "tests/test_core.py::test_add"
-FIX = {"path": "calc/core.py", "old_text": "def add(a, b):\n    return a - b",
-       "new_text": "def add(a, b):\n    return a + b"}
+FIX = {
+    "path": "calc/core.py",
+    "old_text": "def add(a, b):\n    return a - b",
+    "new_text": "def add(a, b):\n    return a + b",
+}
 
 
 def canaries() -> list[str]:
@@ -126,13 +129,15 @@ def build_trap(base: Path, extra_files: dict[str, str] | None = None) -> Trap:
         folder.mkdir(parents=True, exist_ok=True)
     (trap.outside / "secret.txt").write_text(OUTSIDE_SECRET + "\n")
     (trap.outside / "victim" / "keep.txt").write_text("keep me\n")
-    (trap.outside / "test_outside.py").write_text(textwrap.dedent(f"""\
+    (trap.outside / "test_outside.py").write_text(
+        textwrap.dedent(f"""\
         import pathlib
 
         def test_outside():
             pathlib.Path(__file__).with_name("RAN").write_text("ran")
             assert False, "{OUTSIDE_TEST_MARK}"
-        """))
+        """)
+    )
     (trap.outside / "conftest.py").write_text(f"print('{OUTSIDE_TEST_MARK}')\n")
     (trap.home / ".ssh" / "id_rsa").write_text(HOME_SECRET + "\n")
     (trap.home / ".netrc").write_text(f"machine x password {HOME_SECRET}\n")
@@ -146,16 +151,22 @@ def build_trap(base: Path, extra_files: dict[str, str] | None = None) -> Trap:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text.format(t=TOKEN), encoding="utf-8")
     links = {
-        "notes.txt": ".env",                              # an innocent name for a secret
-        "keys": ".aws",                                   # a folder link into a credential store
-        "data.txt": str(trap.outside / "secret.txt"),     # a file link out
-        "docs": str(trap.outside),                        # a folder link out
+        "notes.txt": ".env",  # an innocent name for a secret
+        "keys": ".aws",  # a folder link into a credential store
+        "data.txt": str(trap.outside / "secret.txt"),  # a file link out
+        "docs": str(trap.outside),  # a folder link out
         "ssh": str(trap.home / ".ssh"),
     }
     for name, target in links.items():
         os.symlink(target, trap.project / name)
-    for args in (["init", "-q"], ["config", "user.name", "t"], ["config", "user.email", "t@t.invalid"],
-                 ["config", "commit.gpgsign", "false"], ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+    for args in (
+        ["init", "-q"],
+        ["config", "user.name", "t"],
+        ["config", "user.email", "t@t.invalid"],
+        ["config", "commit.gpgsign", "false"],
+        ["add", "-A"],
+        ["commit", "-q", "-m", "initial"],
+    ):
         subprocess.run(["git", *args], cwd=trap.project, check=True, capture_output=True)
     return trap
 
@@ -169,12 +180,12 @@ BAD = ("escape", "leak", "accepted tamper", "traceback", "hang", "left behind")
 class Attempt:
     """One hostile move and what came of it."""
 
-    category: str          # confinement | tamper | injection | fault | hostile test
+    category: str  # confinement | tamper | injection | fault | hostile test
     tool: str
     label: str
     arguments: dict[str, Any] = field(default_factory=dict)
     expect: str = "refuse"  # refuse: the tool must answer with an error; answer: it may answer, not leak
-    outcome: str = ""       # refused | contained | rejected | one line | escape | leak | ...
+    outcome: str = ""  # refused | contained | rejected | one line | escape | leak | ...
     detail: str = ""
 
     @property
@@ -294,8 +305,9 @@ class Watch:
         problems: list[Attempt] = []
 
         def problem(outcome: str, detail: str) -> None:
-            problems.append(Attempt(category, "run", f"{label}: {detail.split(':')[0]}", outcome=outcome,
-                                    detail=detail))
+            problems.append(
+                Attempt(category, "run", f"{label}: {detail.split(':')[0]}", outcome=outcome, detail=detail)
+            )
 
         if repo_snapshot(self.trap.project) != self.repo:
             problem("escape", "the user's repository changed")
@@ -322,14 +334,20 @@ class Watch:
 
 def calls_turn(attempts: list[Attempt], first_id: int = 0, content: str = "Let me look around.") -> dict:
     """One model turn making every attempt as a native tool call, with ids a<N>."""
-    return {"content": content,
-            "tool_calls": [{"id": f"a{first_id + i}", "name": a.tool, "arguments": a.arguments}
-                           for i, a in enumerate(attempts)]}
+    return {
+        "content": content,
+        "tool_calls": [
+            {"id": f"a{first_id + i}", "name": a.tool, "arguments": a.arguments}
+            for i, a in enumerate(attempts)
+        ],
+    }
 
 
 def fix_turns(summary: str = "add subtracted instead of adding") -> list[dict]:
-    return [{"tool_calls": [{"name": "edit_file", "arguments": FIX}]},
-            {"tool_calls": [{"name": "submit", "arguments": {"summary": summary}}]}]
+    return [
+        {"tool_calls": [{"name": "edit_file", "arguments": FIX}]},
+        {"tool_calls": [{"name": "submit", "arguments": {"summary": summary}}]},
+    ]
 
 
 @dataclass
@@ -352,9 +370,15 @@ class RunRecord:
         return json.dumps(self.requests, ensure_ascii=False)
 
 
-async def run_engine(trap: Trap, server_factory: Callable[..., Any], script: list[dict] | dict, *,
-                     test_ids: tuple[str, ...] = (TARGET,), limit: float = 120,
-                     **overrides: Any) -> RunRecord:
+async def run_engine(
+    trap: Trap,
+    server_factory: Callable[..., Any],
+    script: list[dict] | dict,
+    *,
+    test_ids: tuple[str, ...] = (TARGET,),
+    limit: float = 120,
+    **overrides: Any,
+) -> RunRecord:
     """A real FixRun on the trap's project against a scripted model playing `script`."""
     from fixloop.config import load_settings
     from fixloop.engine import FixRequest, FixRun
@@ -367,8 +391,9 @@ async def run_engine(trap: Trap, server_factory: Callable[..., Any], script: lis
     result = error = None
     timed_out = False
     try:
-        result = await asyncio.wait_for(FixRun(FixRequest(trap.project, test_ids), settings,
-                                               events.append).execute(), limit)
+        result = await asyncio.wait_for(
+            FixRun(FixRequest(trap.project, test_ids), settings, events.append).execute(), limit
+        )
     except TimeoutError as caught:
         timed_out, error = True, caught
     except Exception as caught:  # judged by the caller
@@ -390,8 +415,9 @@ def judge_run(run: RunRecord, attempts: list[Attempt]) -> None:
         from fixloop.errors import FixloopError
 
         if not isinstance(run.error, FixloopError):
-            attempts.append(Attempt("confinement", "run", "the run itself", outcome="traceback",
-                                    detail=repr(run.error)))
+            attempts.append(
+                Attempt("confinement", "run", "the run itself", outcome="traceback", detail=repr(run.error))
+            )
 
 
 async def attack(trap: Trap, scripted_model: Callable[..., Any], attempts: list[Attempt], label: str) -> None:
@@ -409,12 +435,25 @@ async def attack(trap: Trap, scripted_model: Callable[..., Any], attempts: list[
     assert run.result.files == [FIX["path"]]
 
 
-def fixloop_cli(trap: Trap, *args: str, base_url: str, timeout: float = 120,
-                env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def fixloop_cli(
+    trap: Trap, *args: str, base_url: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """`fixloop fix` as the user runs it, with HOME, TMPDIR and the cache inside the trap."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
-    full_env.update(FIXLOOP_BASE_URL=base_url, FIXLOOP_MODEL="scripted", FIXLOOP_API_KEY="none",
-                    HOME=str(trap.home), TMPDIR=str(trap.tmp), XDG_CACHE_HOME=str(trap.cache),
-                    PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", **(env or {}))
-    return subprocess.run([sys.executable, "-m", "fixloop", "fix", *args, "--root", str(trap.project)],
-                          capture_output=True, text=True, env=full_env, timeout=timeout)
+    full_env.update(
+        FIXLOOP_BASE_URL=base_url,
+        FIXLOOP_MODEL="scripted",
+        FIXLOOP_API_KEY="none",
+        HOME=str(trap.home),
+        TMPDIR=str(trap.tmp),
+        XDG_CACHE_HOME=str(trap.cache),
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+        **(env or {}),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "fixloop", "fix", *args, "--root", str(trap.project)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+    )

@@ -31,20 +31,46 @@ def path_attacks(trap) -> list[str]:
     """Paths that name something outside the project, a secret, VCS internals, or nothing sane."""
     outside = trap.outside
     return [
-        "../outside/secret.txt", str(outside / "secret.txt"), "calc/../../outside/secret.txt",
-        "~/.ssh/id_rsa", "~", "/etc/passwd", "/proc/self/environ", f"file://{outside}/secret.txt",
-        "data.txt", "docs/secret.txt", "ssh/id_rsa", "keys/credentials", "notes.txt",
-        "..\\outside\\secret.txt", "%2e%2e/outside/secret.txt", "\uff0e\uff0e/outside/secret.txt",
-        ".git/config", ".git/HEAD", "CALC/../.git/config", ".GIT/config", ".ENV", " .env",
-        "calc/core.py\x00.txt", LONG, DEEP, str(trap.project / "calc" / "core.py"),
+        "../outside/secret.txt",
+        str(outside / "secret.txt"),
+        "calc/../../outside/secret.txt",
+        "~/.ssh/id_rsa",
+        "~",
+        "/etc/passwd",
+        "/proc/self/environ",
+        f"file://{outside}/secret.txt",
+        "data.txt",
+        "docs/secret.txt",
+        "ssh/id_rsa",
+        "keys/credentials",
+        "notes.txt",
+        "..\\outside\\secret.txt",
+        "%2e%2e/outside/secret.txt",
+        "\uff0e\uff0e/outside/secret.txt",
+        ".git/config",
+        ".git/HEAD",
+        "CALC/../.git/config",
+        ".GIT/config",
+        ".ENV",
+        " .env",
+        "calc/core.py\x00.txt",
+        LONG,
+        DEEP,
+        str(trap.project / "calc" / "core.py"),
         *SECRET_FILES,
     ]
 
 
 async def test_read_file_refuses_every_path_out_of_bounds(trap, scripted_model):
     attempts = [Attempt("confinement", "read_file", repr(p)[:60], {"path": p}) for p in path_attacks(trap)]
-    attempts.append(Attempt("confinement", "read_file", "a line range past a secret",
-                            {"path": ".env", "start_line": 1, "end_line": 1}))
+    attempts.append(
+        Attempt(
+            "confinement",
+            "read_file",
+            "a line range past a secret",
+            {"path": ".env", "start_line": 1, "end_line": 1},
+        )
+    )
     await attack(trap, scripted_model, attempts, "read_file")
 
 
@@ -58,15 +84,33 @@ async def test_edit_and_write_refuse_every_path_out_of_bounds(trap, scripted_mod
         arguments = {"path": path, "content": "x\n"}
         attempts.append(Attempt("confinement", "write_file", repr(path)[:60], arguments, expect=expect))
     for path in ["../outside/secret.txt", "data.txt", ".env", ".git/config", "notes.txt", "docs/secret.txt"]:
-        attempts.append(Attempt("confinement", "edit_file", repr(path)[:60],
-                                {"path": path, "old_text": "CANARY", "new_text": "x"}))
+        attempts.append(
+            Attempt(
+                "confinement",
+                "edit_file",
+                repr(path)[:60],
+                {"path": path, "old_text": "CANARY", "new_text": "x"},
+            )
+        )
     attempts += [
-        Attempt("confinement", "write_file", "a git hook", {"path": ".git/hooks/pre-commit",
-                                                             "content": "#!/bin/sh\ntouch PWNED\n"}),
-        Attempt("confinement", "write_file", "through a folder link out",
-                {"path": "docs/new.txt", "content": "x\n"}),
-        Attempt("confinement", "write_file", "a new secret-named file", {"path": "config/.envrc",
-                                                                         "content": "x\n"}),
+        Attempt(
+            "confinement",
+            "write_file",
+            "a git hook",
+            {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch PWNED\n"},
+        ),
+        Attempt(
+            "confinement",
+            "write_file",
+            "through a folder link out",
+            {"path": "docs/new.txt", "content": "x\n"},
+        ),
+        Attempt(
+            "confinement",
+            "write_file",
+            "a new secret-named file",
+            {"path": "config/.envrc", "content": "x\n"},
+        ),
         Attempt("confinement", "write_file", "an over-long path", {"path": LONG, "content": "x\n"}),
         Attempt("confinement", "write_file", "a path too deep", {"path": DEEP, "content": "x\n"}),
     ]
@@ -75,12 +119,43 @@ async def test_edit_and_write_refuse_every_path_out_of_bounds(trap, scripted_mod
 
 async def test_list_and_search_never_show_secrets_or_the_outside(trap, scripted_model):
     secret_names = [name.rsplit("/", 1)[-1] for name in SECRET_FILES]
-    attempts = [Attempt("confinement", "list_files", repr(p)[:60], {"path": p}) for p in
-                ["..", "/", str(trap.outside), "docs", "ssh", "keys", ".git", ".aws", "~", "data.txt",
-                 "notes.txt", ".env", "calc/../..", "calc/\x00", LONG]]
-    attempts += [Attempt("confinement", "search", f"in {p!r}"[:60], {"pattern": "CANARY", "path": p}) for p in
-                 ["..", "/etc", str(trap.outside), "docs", "ssh", "keys", ".env", "notes.txt", "data.txt",
-                  ".git", "~", LONG]]
+    attempts = [
+        Attempt("confinement", "list_files", repr(p)[:60], {"path": p})
+        for p in [
+            "..",
+            "/",
+            str(trap.outside),
+            "docs",
+            "ssh",
+            "keys",
+            ".git",
+            ".aws",
+            "~",
+            "data.txt",
+            "notes.txt",
+            ".env",
+            "calc/../..",
+            "calc/\x00",
+            LONG,
+        ]
+    ]
+    attempts += [
+        Attempt("confinement", "search", f"in {p!r}"[:60], {"pattern": "CANARY", "path": p})
+        for p in [
+            "..",
+            "/etc",
+            str(trap.outside),
+            "docs",
+            "ssh",
+            "keys",
+            ".env",
+            "notes.txt",
+            "data.txt",
+            ".git",
+            "~",
+            LONG,
+        ]
+    ]
     # Whole-project walks may answer, but never with a secret's content or name, nor anything outside.
     answers = [
         Attempt("confinement", "list_files", "the whole project", {}, expect="answer"),
@@ -88,8 +163,13 @@ async def test_list_and_search_never_show_secrets_or_the_outside(trap, scripted_
         Attempt("confinement", "list_files", "pattern '**/.env*'", {"pattern": "**/.env*"}, expect="answer"),
         Attempt("confinement", "list_files", "pattern '../*'", {"pattern": "../*"}, expect="answer"),
         Attempt("confinement", "search", "CANARY everywhere", {"pattern": "CANARY"}, expect="answer"),
-        Attempt("confinement", "search", "secrets by shape", {"pattern": "password|token|key|auth"},
-                expect="answer"),
+        Attempt(
+            "confinement",
+            "search",
+            "secrets by shape",
+            {"pattern": "password|token|key|auth"},
+            expect="answer",
+        ),
         Attempt("confinement", "search", "any line at all", {"pattern": "."}, expect="answer"),
     ]
     attempts += answers
@@ -99,9 +179,13 @@ async def test_list_and_search_never_show_secrets_or_the_outside(trap, scripted_
     for attempt in answers:
         if attempt.outcome == "contained" and attempt.tool == "list_files":
             listed = set(attempt.detail.splitlines())
-            shown = sorted(name for name in listed if name.rsplit("/", 1)[-1] in secret_names
-                           or name in ("notes.txt", "data.txt")
-                           or name.startswith(("keys/", "docs/", "ssh/")))
+            shown = sorted(
+                name
+                for name in listed
+                if name.rsplit("/", 1)[-1] in secret_names
+                or name in ("notes.txt", "data.txt")
+                or name.startswith(("keys/", "docs/", "ssh/"))
+            )
             if shown:
                 attempt.outcome, attempt.detail = "leak", f"secret or outside names listed: {shown}"
     record(attempts)
@@ -112,14 +196,19 @@ async def test_list_and_search_never_show_secrets_or_the_outside(trap, scripted_
 
 @pytest.mark.parametrize("summary", ["", "x" * 20_000, "done\x00\x1b]0;owned\x07\x1b[2J"])
 async def test_submit_and_unknown_tools_get_answers_not_tracebacks(trap, scripted_model, summary):
-    attempts = [Attempt("confinement", name, "a tool that does not exist", {"command": "cat .env"})
-                for name in ("bash", "shell", "python", "functions.exec")]
+    attempts = [
+        Attempt("confinement", name, "a tool that does not exist", {"command": "cat .env"})
+        for name in ("bash", "shell", "python", "functions.exec")
+    ]
     attempts.append(Attempt("confinement", "read_file", "arguments that are not an object", {}))
-    turns = [calls_turn(attempts), {"tool_calls": [{"name": "edit_file", "arguments": FIX}]},
-             {"tool_calls": [{"id": f"a{len(attempts)}", "name": "submit",
-                              "arguments": {"summary": summary}}]}]
-    attempts.append(Attempt("confinement", "submit", f"summary {summary[:12]!r}…", {"summary": summary},
-                            expect="answer"))
+    turns = [
+        calls_turn(attempts),
+        {"tool_calls": [{"name": "edit_file", "arguments": FIX}]},
+        {"tool_calls": [{"id": f"a{len(attempts)}", "name": "submit", "arguments": {"summary": summary}}]},
+    ]
+    attempts.append(
+        Attempt("confinement", "submit", f"summary {summary[:12]!r}…", {"summary": summary}, expect="answer")
+    )
     watch = Watch(trap)
     run = await run_engine(trap, scripted_model, turns, maxSteps=6)
     judge_run(run, attempts)

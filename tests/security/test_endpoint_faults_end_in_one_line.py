@@ -7,8 +7,10 @@ import pytest
 from fault_server import FAULTS, FaultServer
 from hostile import FIX, TARGET, Attempt, RunRecord, Watch, failures, fixloop_cli, record, run_engine
 
-FIX_TURNS = [{"tool_calls": [{"name": "edit_file", "arguments": FIX}]},
-             {"tool_calls": [{"name": "submit", "arguments": {"summary": "add adds"}}]}]
+FIX_TURNS = [
+    {"tool_calls": [{"name": "edit_file", "arguments": FIX}]},
+    {"tool_calls": [{"name": "submit", "arguments": {"summary": "add adds"}}]},
+]
 # Faults a retry gets past; the rest end the run.
 TRANSIENT = ("html_502", "html_500", "cut_mid_stream", "stall_mid_stream", "stall_before_headers")
 # Every fault, repeated until the client gives up (one 5xx kind stands for all: each takes the whole
@@ -34,8 +36,9 @@ def _judge(attempt: Attempt, run: RunRecord, want_fixed: bool) -> None:
         attempt.outcome, attempt.detail = "one line", f"{run.result.status}: {run.result.summary}"
     elif not want_fixed:
         attempt.outcome = "hang"
-        attempt.detail = (f"went on without saying what the endpoint sent: {run.result.status}: "
-                          f"{run.result.summary}")
+        attempt.detail = (
+            f"went on without saying what the endpoint sent: {run.result.status}: {run.result.summary}"
+        )
     else:
         attempt.outcome, attempt.detail = "traceback", f"{run.result.status}: {run.result.summary}"
 

@@ -123,19 +123,37 @@ TRAP_FILES = {
                 file.write("x")
         ''',
 }
-HOSTILE = ["test_daemon_in_a_new_session", "test_daemon_with_an_empty_environment", "test_double_fork",
-           "test_a_child_that_ignores_sigterm", "test_kills_its_parent_after_starting_a_daemon",
-           "test_kills_its_whole_group_after_starting_a_daemon", "test_writes_to_home_and_temp",
-           "test_uses_tmp_path", "test_reads_the_users_ssh_key", "test_prints_terminal_escapes", "test_hangs",
-           "test_plants_a_git_filter_for_fixloops_own_git"]
+HOSTILE = [
+    "test_daemon_in_a_new_session",
+    "test_daemon_with_an_empty_environment",
+    "test_double_fork",
+    "test_a_child_that_ignores_sigterm",
+    "test_kills_its_parent_after_starting_a_daemon",
+    "test_kills_its_whole_group_after_starting_a_daemon",
+    "test_writes_to_home_and_temp",
+    "test_uses_tmp_path",
+    "test_reads_the_users_ssh_key",
+    "test_prints_terminal_escapes",
+    "test_hangs",
+    "test_plants_a_git_filter_for_fixloops_own_git",
+]
 
 
 async def test_hostile_tests_leave_no_process_and_no_file(trap, scripted_model):
-    attempts = [Attempt("hostile test", "run_tests", name, {"test_ids": [f"tests/test_hostile.py::{name}"]},
-                        expect="answer") for name in HOSTILE]
+    attempts = [
+        Attempt(
+            "hostile test",
+            "run_tests",
+            name,
+            {"test_ids": [f"tests/test_hostile.py::{name}"]},
+            expect="answer",
+        )
+        for name in HOSTILE
+    ]
     watch = Watch(trap)
-    run = await run_engine(trap, scripted_model, [calls_turn(attempts), *fix_turns()], maxSteps=6,
-                           testTimeout=3, limit=120)
+    run = await run_engine(
+        trap, scripted_model, [calls_turn(attempts), *fix_turns()], maxSteps=6, testTimeout=3, limit=120
+    )
     judge_run(run, attempts)
     for attempt in attempts:
         if "\x1b" in attempt.detail or "\x00" in attempt.detail:
@@ -150,8 +168,10 @@ async def test_hostile_tests_leave_no_process_and_no_file(trap, scripted_model):
 
 def _landlock() -> bool:
     """Whether this kernel confines writes (checked in a child: confinement cannot be undone)."""
-    probe = ("import sys; from fixloop.pytest_runner.reaper import confine_writes; "
-             "sys.exit(0 if confine_writes(['/tmp']) else 1)")
+    probe = (
+        "import sys; from fixloop.pytest_runner.reaper import confine_writes; "
+        "sys.exit(0 if confine_writes(['/tmp']) else 1)"
+    )
     env = {**os.environ, "FIXLOOP_NO_SANDBOX": ""}
     return subprocess.run([sys.executable, "-c", probe], env=env).returncode == 0
 
@@ -161,8 +181,16 @@ async def test_tests_cannot_write_outside_the_shadow(trap, scripted_model):
     """Code under test that finds the user's repository (through the shadow's git alternates) and the
     folders around it can neither write nor delete there."""
     names = ["test_writes_into_the_users_repository", "test_deletes_and_writes_outside"]
-    attempts = [Attempt("hostile test", "run_tests", name, {"test_ids": [f"tests/test_hostile.py::{name}"]},
-                        expect="answer") for name in names]
+    attempts = [
+        Attempt(
+            "hostile test",
+            "run_tests",
+            name,
+            {"test_ids": [f"tests/test_hostile.py::{name}"]},
+            expect="answer",
+        )
+        for name in names
+    ]
     watch = Watch(trap)
     run = await run_engine(trap, scripted_model, [calls_turn(attempts), *fix_turns()], maxSteps=6)
     judge_run(run, attempts)
@@ -179,8 +207,13 @@ def test_ctrl_c_stops_a_runaway_search_and_removes_everything(trap, scripted_mod
     attempt = Attempt("hostile test", "search", "Ctrl-C during a runaway search")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
     env.update(FIXLOOP_BASE_URL=server.base_url, FIXLOOP_MODEL="scripted", FIXLOOP_API_KEY="none")
-    process = subprocess.Popen([sys.executable, "-m", "fixloop", "fix", TARGET, "--root", str(trap.project)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fixloop", "fix", TARGET, "--root", str(trap.project)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     deadline = time.monotonic() + 60
     while not server.requests and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -10,17 +10,24 @@ from fixloop.agent.edit_forms import CodeReplyWatch, code_ask, code_end
 CODE = "shop.py\n```python\ndef total(items):\n    return sum(items)\n```\n"
 
 
-@pytest.mark.parametrize(("reply", "kept"), [
-    (CODE + "\nThis fixes the off-by-one.\n", CODE + "\n"),
-    (CODE + "\nother.py\n```python\ndef f():\n    pass\n```\nDone.\n",
-     CODE + "\nother.py\n```python\ndef f():\n    pass\n```\n"),
-    ("```python\npath/to/shop.py\n```python\n    def total(self):\n        return 1\n```\nWhy:\n",
-     "```python\npath/to/shop.py\n```python\n    def total(self):\n        return 1\n```\n"),
-])
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        (CODE + "\nThis fixes the off-by-one.\n", CODE + "\n"),
+        (
+            CODE + "\nother.py\n```python\ndef f():\n    pass\n```\nDone.\n",
+            CODE + "\nother.py\n```python\ndef f():\n    pass\n```\n",
+        ),
+        (
+            "```python\npath/to/shop.py\n```python\n    def total(self):\n        return 1\n```\nWhy:\n",
+            "```python\npath/to/shop.py\n```python\n    def total(self):\n        return 1\n```\n",
+        ),
+    ],
+)
 def test_the_stream_ends_after_the_code(reply: str, kept: str) -> None:
     assert reply[: code_end(reply)] == kept
     watch = CodeReplyWatch()
-    pieces = [reply[i:i + 7] for i in range(0, len(reply), 7)]
+    pieces = [reply[i : i + 7] for i in range(0, len(reply), 7)]
     cuts = [cut for piece in pieces if (cut := watch.on_text(piece))]
     assert cuts[0].keep == len(kept) and cuts[0].reason == "code"
 

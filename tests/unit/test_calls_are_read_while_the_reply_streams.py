@@ -22,7 +22,7 @@ def scan(text: str, step: int) -> tuple[CallScanner, int | None]:
     """Feed `text` in pieces of `step` characters; (scanner, characters fed when it said stop)."""
     scanner = CallScanner(TOOLS, {"read_file": "path"})
     for start in range(0, len(text), step):
-        if scanner.feed(text[start:start + step]):
+        if scanner.feed(text[start : start + step]):
             return scanner, start + step
     return scanner, None
 
@@ -46,7 +46,7 @@ def test_the_reply_ends_after_its_complete_calls_once_the_model_moves_on(name: s
     scanner, stopped = scan(calls + BABBLE, step)
     assert stopped is not None, "the babble after the calls ends the reply"
     assert scanner.complete == count  # a batch stays whole
-    kept = scanner.text[:scanner.keep]
+    kept = scanner.text[: scanner.keep]
     assert kept.strip() == calls.strip()  # the call and its closing fence or tag; nothing of the babble
     assert min(stopped, len(calls + BABBLE)) - len(calls) <= step + 6  # within a few characters of babble
 
@@ -60,8 +60,10 @@ def test_a_call_still_being_written_never_ends_the_reply(step: int) -> None:
 
 
 def test_prose_code_and_json_that_is_no_call_go_on() -> None:
-    text = ('The set {1, 2} and a list [3] and a dict {"a": 1}:\n'
-            '```python\ndef f():\n    return {"k": 2}\n```\nStill thinking. Also, Actions speak.')
+    text = (
+        'The set {1, 2} and a list [3] and a dict {"a": 1}:\n'
+        '```python\ndef f():\n    return {"k": 2}\n```\nStill thinking. Also, Actions speak.'
+    )
     for step in (1, 4, len(text)):
         scanner, stopped = scan(text, step)
         assert stopped is None and scanner.complete == 0
@@ -75,7 +77,7 @@ def test_only_prose_is_shown_and_each_call_is_announced_once() -> None:
     watch = ReplyWatch(TOOLS, on_prose=shown.append, on_calling=lambda tool, on: calls.append((tool, on)))
     cut = None
     for start in range(0, len(text), 2):
-        cut = watch.on_text(text[start:start + 2])
+        cut = watch.on_text(text[start : start + 2])
         if cut is not None:
             break
     assert cut is not None and cut.reason == "call"
@@ -92,8 +94,9 @@ def test_calls_written_as_text_are_left_alone_when_only_native_calls_count() -> 
 
 def test_text_after_a_complete_native_call_ends_the_reply() -> None:
     calls: list[tuple[str, str]] = []
-    watch = ReplyWatch(TOOLS, on_prose=lambda text: None,
-                       on_calling=lambda tool, on: calls.append((tool, on)))
+    watch = ReplyWatch(
+        TOOLS, on_prose=lambda text: None, on_calling=lambda tool, on: calls.append((tool, on))
+    )
     assert watch.on_call(0, "read_file", '{"path": ') is None
     assert watch.on_call(0, "read_file", '{"path": "a.py"}') is None
     assert calls == [("read_file", "a.py")]
@@ -101,9 +104,11 @@ def test_text_after_a_complete_native_call_ends_the_reply() -> None:
     assert cut is not None and cut.reason == "call" and cut.keep == 0
 
 
-CONTEXT = ("### mathutils.py (lines 4-9) factorial, called by the test\n```python\n"
-           "def factorial(n: int) -> int:\n    # n! = 1 * 2 * ... * n, and factorial(0) == 1\n"
-           "    result = 1\n    for i in range(2, n + 1):\n        result += i\n    return result\n```")
+CONTEXT = (
+    "### mathutils.py (lines 4-9) factorial, called by the test\n```python\n"
+    "def factorial(n: int) -> int:\n    # n! = 1 * 2 * ... * n, and factorial(0) == 1\n"
+    "    result = 1\n    for i in range(2, n + 1):\n        result += i\n    return result\n```"
+)
 
 
 def test_prose_that_re_types_the_context_is_an_echo_from_where_it_began() -> None:
@@ -113,11 +118,11 @@ def test_prose_that_re_types_the_context_is_an_echo_from_where_it_began() -> Non
     watch = ReplyWatch(TOOLS, on_prose=lambda text: None, on_calling=lambda tool, on: None, echo=index)
     cut = None
     for start in range(0, len(echo), 3):
-        cut = watch.on_text(echo[start:start + 3])
+        cut = watch.on_text(echo[start : start + 3])
         if cut is not None:
             break
     assert cut is not None and cut.reason == "echo"
-    assert watch.text[:cut.keep].strip() == "The code is:"  # what came before the echo is kept
+    assert watch.text[: cut.keep].strip() == "The code is:"  # what came before the echo is kept
     assert echoed_chars(index, echo) > 100
 
 
@@ -126,10 +131,13 @@ def test_quoting_a_line_or_copying_old_text_into_a_call_is_no_echo() -> None:
     index.add(CONTEXT)
     old = "    result = 1\n    for i in range(2, n + 1):\n        result += i\n    return result"
     arguments = {"path": "mathutils.py", "old_text": old, "new_text": old.replace("+=", "*=")}
-    reply = ("The bug: `result += i` adds where it should multiply.\n```json\n"
-             + json.dumps({"name": "edit_file", "arguments": arguments}) + "\n```")
+    reply = (
+        "The bug: `result += i` adds where it should multiply.\n```json\n"
+        + json.dumps({"name": "edit_file", "arguments": arguments})
+        + "\n```"
+    )
     watch = ReplyWatch(TOOLS, on_prose=lambda text: None, on_calling=lambda tool, on: None, echo=index)
-    cuts = [watch.on_text(reply[start:start + 4]) for start in range(0, len(reply), 4)]
+    cuts = [watch.on_text(reply[start : start + 4]) for start in range(0, len(reply), 4)]
     assert not any(cut is not None and cut.reason == "echo" for cut in cuts)
     assert echoed_chars(index, "The bug: `result += i` adds where it should multiply.") == 0
 

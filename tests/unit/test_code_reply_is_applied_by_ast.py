@@ -43,8 +43,10 @@ def test_a_method_given_bare_or_in_its_class_is_replaced_in_place_with_its_decor
 
 
 def test_constants_imports_and_new_helpers_are_placed_and_the_named_file_wins():
-    reply = ("shop.py\n```python\nimport decimal\n\nRATE = 0.25\n\ndef helper():\n    return 1\n```\n"
-             "and in lib.py:\n```python\ndef total(items):\n    return 0\n```")
+    reply = (
+        "shop.py\n```python\nimport decimal\n\nRATE = 0.25\n\ndef helper():\n    return 1\n```\n"
+        "and in lib.py:\n```python\ndef total(items):\n    return 0\n```"
+    )
     edit = apply_code_reply(reply, {"shop.py": SHOP, "lib.py": "def total(items):\n    return 1\n"})
     shop = edit.files["shop.py"]
     assert "import math\nimport decimal\n" in shop and "RATE = 0.25\n" in shop
@@ -80,8 +82,10 @@ def test_the_path_is_read_from_the_line_before_the_fence_or_a_first_line_comment
 
 def test_the_shapes_a_small_model_writes_are_read():
     # a fence, the example's path copied, a second opening fence, an indented method, then prose
-    reply = ("```python\npath/to/shop.py\n```python\n    @property\n    def count(self):\n"
-             "        return len(self.items)\n```\n\nThis fixes the count.\n")
+    reply = (
+        "```python\npath/to/shop.py\n```python\n    @property\n    def count(self):\n"
+        "        return len(self.items)\n```\n\nThis fixes the count.\n"
+    )
     edit = apply_code_reply(reply, {"pkg/shop.py": SHOP, "pkg/other.py": "def count():\n    pass\n"})
     assert edit.applied == ("pkg/shop.py: replaced method Cart.count",), edit.problems
     assert edit.files["pkg/shop.py"] == SHOP.replace("len(self.items) + 1", "len(self.items)")
@@ -94,7 +98,9 @@ def test_a_wrong_path_yields_to_the_file_that_defines_the_function():
 
 
 def test_blocks_of_other_languages_and_an_unfinished_last_block():
-    reply = ("```diff\n-    return sum(items) - 1\n+    return sum(items)\n```\n"
-             "shop.py\n```python\ndef total(items):\n    return sum(items)\n")  # the reply was cut here
+    reply = (
+        "```diff\n-    return sum(items) - 1\n+    return sum(items)\n```\n"
+        "shop.py\n```python\ndef total(items):\n    return sum(items)\n"
+    )  # the reply was cut here
     (block,) = code_blocks(reply)
     assert block.path == "shop.py" and block.code.startswith("def total(items):")

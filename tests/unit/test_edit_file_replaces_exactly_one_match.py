@@ -51,8 +51,9 @@ async def test_unique_exact_match_is_replaced(toolbox: Toolbox, root: Path) -> N
 
 
 async def test_confirmation_shows_the_changed_region(toolbox: Toolbox) -> None:
-    result = await edit(toolbox, "src/app.py", "        return result\n",
-                        "        total = result\n        return total\n")
+    result = await edit(
+        toolbox, "src/app.py", "        return result\n", "        total = result\n        return total\n"
+    )
     assert "replaced lines 10 with lines 10-11" in result.text
     assert "src/app.py lines 8-13:\n```python\n        for item in items:\n" in result.text  # context above
     assert "\n        return total\n" in result.text
@@ -84,8 +85,12 @@ async def test_different_uniform_indentation_matches_and_reindents(toolbox: Tool
 
 
 async def test_deeper_indentation_in_old_text_matches_too(toolbox: Toolbox, root: Path) -> None:
-    result = await edit(toolbox, "src/app.py", "            def reset(self):\n                self.value = 0",
-                        "            def reset(self):\n                self.value = None")
+    result = await edit(
+        toolbox,
+        "src/app.py",
+        "            def reset(self):\n                self.value = 0",
+        "            def reset(self):\n                self.value = None",
+    )
     assert not result.is_error, result.text
     assert "    def reset(self):\n        self.value = None\n" in (root / "src" / "app.py").read_text()
 
@@ -99,8 +104,12 @@ async def test_trailing_whitespace_differences_are_tolerated(tmp_path: Path) -> 
 
 
 async def test_line_number_gutters_copied_from_read_file_are_ignored(toolbox: Toolbox, root: Path) -> None:
-    result = await edit(toolbox, "src/app.py", "   1 | def add(a, b):\n   2 |     return a - b",
-                        "   1 | def add(a, b):\n   2 |     return a + b")
+    result = await edit(
+        toolbox,
+        "src/app.py",
+        "   1 | def add(a, b):\n   2 |     return a - b",
+        "   1 | def add(a, b):\n   2 |     return a + b",
+    )
     assert not result.is_error, result.text
     assert (root / "src" / "app.py").read_text().startswith("def add(a, b):\n    return a + b\n")
 
@@ -114,8 +123,12 @@ async def test_crlf_file_stays_crlf(tmp_path: Path) -> None:
 
 
 async def test_crlf_in_old_text_matches_lf_file(toolbox: Toolbox, root: Path) -> None:
-    result = await edit(toolbox, "src/app.py", "def add(a, b):\r\n    return a - b\r\n",
-                        "def add(a, b):\r\n    return a + b\r\n")
+    result = await edit(
+        toolbox,
+        "src/app.py",
+        "def add(a, b):\r\n    return a - b\r\n",
+        "def add(a, b):\r\n    return a + b\r\n",
+    )
     assert not result.is_error, result.text
     assert b"\r\n" not in (root / "src" / "app.py").read_bytes()
 
@@ -135,8 +148,9 @@ async def test_missing_trailing_newline_is_not_added(tmp_path: Path) -> None:
 
 
 async def test_no_match_shows_the_nearest_lines(toolbox: Toolbox, root: Path) -> None:
-    result = await edit(toolbox, "src/app.py", "def add(x, y):\n    return x - y\n",
-                        "def add(x, y):\n    return x + y\n")
+    result = await edit(
+        toolbox, "src/app.py", "def add(x, y):\n    return x - y\n", "def add(x, y):\n    return x + y\n"
+    )
     assert result.is_error
     assert "old_text was not found in 'src/app.py'. Did you mean lines 1-2?" in result.text
     assert "src/app.py lines 1-2:\n```python\ndef add(a, b):\n    return a - b\n```" in result.text
@@ -278,8 +292,9 @@ async def test_single_line_near_miss_names_one_line(toolbox: Toolbox) -> None:
 
 
 async def test_doubly_escaped_newlines_are_read_as_newlines(toolbox: Toolbox, root: Path) -> None:
-    result = await edit(toolbox, "src/app.py", "def add(a, b):\\n    return a - b",
-                        "def add(a, b):\\n    return a + b")
+    result = await edit(
+        toolbox, "src/app.py", "def add(a, b):\\n    return a - b", "def add(a, b):\\n    return a + b"
+    )
     assert not result.is_error, result.text
     assert (root / "src" / "app.py").read_text().startswith("def add(a, b):\n    return a + b\n")
 
@@ -297,13 +312,16 @@ async def test_a_guessed_folder_is_forgiven_when_name_and_text_agree(tmp_path):
 
     (tmp_path / "listutils.py").write_text("def last_n(items, n):\n    return items[n:]\n")
     toolbox = build_toolbox(Workspace(tmp_path), runner=None)
-    result = await toolbox.call("edit_file", {"path": "src/listutils.py", "old_text": "return items[n:]",
-                                              "new_text": "return items[-n:]"})
+    result = await toolbox.call(
+        "edit_file",
+        {"path": "src/listutils.py", "old_text": "return items[n:]", "new_text": "return items[-n:]"},
+    )
     assert not result.is_error, result.text
     assert "edited 'listutils.py', the one project file that does" in result.text
     assert "items[-n:]" in (tmp_path / "listutils.py").read_text()
-    missing = await toolbox.call("edit_file", {"path": "src/other.py", "old_text": "return items[n:]",
-                                               "new_text": "x"})
+    missing = await toolbox.call(
+        "edit_file", {"path": "src/other.py", "old_text": "return items[n:]", "new_text": "x"}
+    )
     assert missing.is_error
 
 
@@ -315,12 +333,14 @@ async def test_code_under_test_quoted_against_the_test_file_goes_to_its_file(tmp
     (tmp_path / "tests" / "test_m.py").write_text("from m import f\n\ndef test_f():\n    assert f() == 2\n")
     (tmp_path / "m.py").write_text("def f():\n    return 1\n")
     toolbox = build_toolbox(Workspace(tmp_path), runner=None, protect_tests=True)
-    result = await toolbox.call("edit_file", {"path": "tests/test_m.py", "old_text": "    return 1",
-                                              "new_text": "    return 2"})
+    result = await toolbox.call(
+        "edit_file", {"path": "tests/test_m.py", "old_text": "    return 1", "new_text": "    return 2"}
+    )
     assert not result.is_error, result.text
     assert "edited 'm.py'" in result.text
     assert "return 2" in (tmp_path / "m.py").read_text()
     assert "assert f() == 2" in (tmp_path / "tests" / "test_m.py").read_text()
-    refused = await toolbox.call("edit_file", {"path": "tests/test_m.py", "old_text": "assert f() == 2",
-                                               "new_text": "assert f() == 1"})
+    refused = await toolbox.call(
+        "edit_file", {"path": "tests/test_m.py", "old_text": "assert f() == 2", "new_text": "assert f() == 1"}
+    )
     assert refused.is_error and "test file" in refused.text

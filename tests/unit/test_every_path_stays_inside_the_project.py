@@ -99,9 +99,24 @@ def test_git_internals_are_off_limits(project: Path, path: str) -> None:
 @pytest.mark.parametrize(
     "path",
     [
-        ".env", ".env.local", "config/.env.production", "server.pem", "tls/private.key", "id_rsa",
-        "id_rsa.pub", "home/id_ed25519", ".netrc", ".pypirc", ".npmrc", "credentials.json",
-        "aws/credentials", "cert.p12", "secrets.yaml", "secrets.toml", ".ssh/config", "ID_RSA",
+        ".env",
+        ".env.local",
+        "config/.env.production",
+        "server.pem",
+        "tls/private.key",
+        "id_rsa",
+        "id_rsa.pub",
+        "home/id_ed25519",
+        ".netrc",
+        ".pypirc",
+        ".npmrc",
+        "credentials.json",
+        "aws/credentials",
+        "cert.p12",
+        "secrets.yaml",
+        "secrets.toml",
+        ".ssh/config",
+        "ID_RSA",
     ],
 )
 def test_secrets_are_off_limits(project: Path, path: str) -> None:
@@ -109,8 +124,17 @@ def test_secrets_are_off_limits(project: Path, path: str) -> None:
         Workspace(project).resolve(path)
 
 
-@pytest.mark.parametrize("path", [".gitignore", ".github/workflows/ci.yml", "src/environment.py",
-                                  "keys.py", "docs/secret_handshake.md", "envs/dev.toml"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".gitignore",
+        ".github/workflows/ci.yml",
+        "src/environment.py",
+        "keys.py",
+        "docs/secret_handshake.md",
+        "envs/dev.toml",
+    ],
+)
 def test_ordinary_names_that_look_close_are_allowed(project: Path, path: str) -> None:
     assert Workspace(project).resolve(path) == project.resolve() / path
 

@@ -75,8 +75,9 @@ def test_argument_names_are_the_contract(toolbox: Toolbox) -> None:
 
 def test_usage_and_text_descriptions(toolbox: Toolbox) -> None:
     assert toolbox.usage("edit_file") == 'edit_file {"path": "...", "old_text": "...", "new_text": "..."}'
-    assert toolbox.usage("read_file") == ('read_file {"path": "..."} (optional: "start_line" (integer), '
-                                          '"end_line" (integer))')
+    assert toolbox.usage("read_file") == (
+        'read_file {"path": "..."} (optional: "start_line" (integer), "end_line" (integer))'
+    )
     listing = toolbox.text_descriptions().splitlines()
     assert len(listing) == 8
     assert listing[0].startswith('- read_file {"path": "..."}')
@@ -86,8 +87,10 @@ def test_usage_and_text_descriptions(toolbox: Toolbox) -> None:
 async def test_unknown_tool_lists_the_tools_and_the_form(toolbox: Toolbox) -> None:
     result = await toolbox.call("edit", {"path": "app.py"})
     assert result.is_error
-    assert result.text.startswith("unknown tool 'edit'; the tools are: read_file, list_files, search, "
-                                  "run_tests, edit_file, replace_function, write_file, submit.")
+    assert result.text.startswith(
+        "unknown tool 'edit'; the tools are: read_file, list_files, search, "
+        "run_tests, edit_file, replace_function, write_file, submit."
+    )
     assert 'Did you mean: edit_file {"path": "...", "old_text": "...", "new_text": "..."}' in result.text
 
 
@@ -100,8 +103,9 @@ async def test_malformed_json_shows_the_expected_form(toolbox: Toolbox) -> None:
     result = await toolbox.call("read_file", '{"path": "app.py"')
     assert result.is_error
     assert result.text.startswith("the arguments are not valid JSON (")
-    assert result.text.endswith('; use: read_file {"path": "..."} (optional: "start_line" (integer), '
-                                '"end_line" (integer))')
+    assert result.text.endswith(
+        '; use: read_file {"path": "..."} (optional: "start_line" (integer), "end_line" (integer))'
+    )
 
 
 @pytest.mark.parametrize(
@@ -132,8 +136,10 @@ async def test_non_object_arguments(toolbox: Toolbox, arguments: str) -> None:
 async def test_missing_required_argument(toolbox: Toolbox) -> None:
     result = await toolbox.call("edit_file", {"path": "app.py", "old_text": "x"})
     assert result.is_error
-    assert result.text == ("edit_file is missing required argument 'new_text'; use: "
-                           'edit_file {"path": "...", "old_text": "...", "new_text": "..."}')
+    assert result.text == (
+        "edit_file is missing required argument 'new_text'; use: "
+        'edit_file {"path": "...", "old_text": "...", "new_text": "..."}'
+    )
     none = await toolbox.call("edit_file", None)
     assert "missing required arguments 'path', 'old_text', 'new_text'" in none.text
 
@@ -141,8 +147,10 @@ async def test_missing_required_argument(toolbox: Toolbox) -> None:
 async def test_unknown_argument_suggests_the_right_one(toolbox: Toolbox) -> None:
     result = await toolbox.call("read_file", {"file_path": "app.py"})
     assert result.is_error
-    assert "read_file has no argument 'file_path' (did you mean 'path'?); its arguments are: path, " \
-           "start_line, end_line" in result.text
+    assert (
+        "read_file has no argument 'file_path' (did you mean 'path'?); its arguments are: path, "
+        "start_line, end_line" in result.text
+    )
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,17 @@ import pytest
 from fixloop.tools import build_toolbox
 from fixloop.tools.workspace import Workspace
 
-ESCAPES = ["../outside.txt", "/etc/hostname", "link/outside.txt", "out.txt", ".git/config", ".env",
-           "keys/id_ed25519", "deploy/cert.pem", "x\x00y"]
+ESCAPES = [
+    "../outside.txt",
+    "/etc/hostname",
+    "link/outside.txt",
+    "out.txt",
+    ".git/config",
+    ".env",
+    "keys/id_ed25519",
+    "deploy/cert.pem",
+    "x\x00y",
+]
 
 
 def calls(path: str) -> list[tuple[str, dict[str, Any]]]:

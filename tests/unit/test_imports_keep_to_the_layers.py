@@ -9,8 +9,13 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
-        "sys.exit(lint_imports_command())", str(REPO / "pyproject.toml"), "--no-cache"]
+LINT = [
+    sys.executable,
+    "-c",
+    "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())",
+    str(REPO / "pyproject.toml"),
+    "--no-cache",
+]
 
 
 def lint(package_parent: Path) -> subprocess.CompletedProcess[str]:
@@ -26,14 +31,17 @@ def test_the_code_keeps_every_layer_contract() -> None:
 
 
 def test_a_tool_importing_the_language_server_breaks_the_contracts(tmp_path: Path) -> None:
-    shutil.copytree(REPO / "server" / "fixloop", tmp_path / "fixloop",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "server" / "fixloop", tmp_path / "fixloop", ignore=shutil.ignore_patterns("__pycache__")
+    )
     wrong = tmp_path / "fixloop" / "tools" / "base.py"
     wrong.write_text(wrong.read_text() + "\nimport fixloop.lsp.server  # deliberately wrong\n")
     done = lint(tmp_path)
     assert done.returncode != 0
     assert "3 kept" not in done.stdout
-    for contract in ("nothing below the engine knows the language server",
-                     "tools and pytest_runner import nothing above them"):
+    for contract in (
+        "nothing below the engine knows the language server",
+        "tools and pytest_runner import nothing above them",
+    ):
         assert f"{contract} BROKEN" in done.stdout, done.stdout
     assert "fixloop.tools.base -> fixloop.lsp.server" in done.stdout

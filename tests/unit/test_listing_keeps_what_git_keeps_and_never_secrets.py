@@ -42,7 +42,12 @@ LAYOUT = {
     ".git/config": "",
 }
 EXPECTED = [
-    ".gitignore", "docs/a/index.md", "keep.log", "src/app.py", "src/local.cfg", "src/util.py",
+    ".gitignore",
+    "docs/a/index.md",
+    "keep.log",
+    "src/app.py",
+    "src/local.cfg",
+    "src/util.py",
     "tests/test_app.py",
 ]
 
@@ -73,8 +78,9 @@ def test_git_repo_leaves_out_deleted_tracked_files(tmp_path: Path) -> None:
 
 
 def test_nested_gitignore_applies_to_its_folder(tmp_path: Path) -> None:
-    root = make(tmp_path, {"pkg/.gitignore": "*.gen.py\n", "pkg/a.gen.py": "", "pkg/a.py": "",
-                           "b.gen.py": ""})
+    root = make(
+        tmp_path, {"pkg/.gitignore": "*.gen.py\n", "pkg/a.gen.py": "", "pkg/a.py": "", "b.gen.py": ""}
+    )
     assert Workspace(root).list_files() == ["b.gen.py", "pkg/.gitignore", "pkg/a.py"]
 
 

@@ -54,11 +54,20 @@ def test_the_table_pins_enough_paths() -> None:
     assert len(CLASSIFIED) >= 30
 
 
-@pytest.mark.parametrize(("path", "expected"), [
-    ("src/pkg/m.py", False), (".venv/lib/x.py", True), ("build/lib/pkg/m.py", True),
-    ("dist/pkg/m.py", True), ("node_modules/x/y.py", True), (".hidden/m.py", True),
-    ("env/lib/python3.11/site-packages/m.py", True), ("pkg/__pycache__/m.py", True), ("m.py", False),
-])
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("src/pkg/m.py", False),
+        (".venv/lib/x.py", True),
+        ("build/lib/pkg/m.py", True),
+        ("dist/pkg/m.py", True),
+        ("node_modules/x/y.py", True),
+        (".hidden/m.py", True),
+        ("env/lib/python3.11/site-packages/m.py", True),
+        ("pkg/__pycache__/m.py", True),
+        ("m.py", False),
+    ],
+)
 def test_sources_never_come_from_environments_caches_or_build_outputs(path: str, expected: bool) -> None:
     assert outside_sources(path) is expected
 

@@ -64,8 +64,9 @@ async def test_binary_file_gives_a_clear_error(toolbox: Toolbox, root: Path) -> 
     (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     result = await toolbox.call("read_file", {"path": "logo.png"})
     assert result.is_error
-    assert result.text == ("'logo.png' is a binary file (16 bytes), not text; only text files can be read "
-                           "or edited")
+    assert result.text == (
+        "'logo.png' is a binary file (16 bytes), not text; only text files can be read or edited"
+    )
 
 
 async def test_empty_file(toolbox: Toolbox, root: Path) -> None:

@@ -38,8 +38,10 @@ def toolbox(tmp_path: Path) -> Toolbox:
 
 
 async def test_a_function_is_replaced_and_nothing_else_changes(toolbox: Toolbox, tmp_path: Path) -> None:
-    result = await toolbox.call("replace_function", {"path": "shapes.py", "name": "area",
-                                                     "code": "def area(w, h):\n    return w * h\n"})
+    result = await toolbox.call(
+        "replace_function",
+        {"path": "shapes.py", "name": "area", "code": "def area(w, h):\n    return w * h\n"},
+    )
     assert not result.is_error and result.text == "shapes.py: replaced function area"
     assert (tmp_path / "shapes.py").read_text() == SOURCE.replace("return w + h", "return w * h")
 
@@ -59,17 +61,30 @@ async def test_crlf_files_stay_crlf(toolbox: Toolbox, tmp_path: Path) -> None:
     assert (tmp_path / "shapes.py").read_bytes() == expected.encode()
 
 
-@pytest.mark.parametrize(("arguments", "message"), [
-    ({"path": "tests/test_shapes.py", "name": "test_area", "code": "def test_area():\n    pass\n"},
-     "is a test file, and this run may not change tests"),
-    ({"path": "shapes.py", "name": "area", "code": "def surface(w, h):\n    return w * h\n"},
-     "code does not define 'area'"),
-    ({"path": "shapes.py", "name": "area", "code": "def area(w, h)\n    return w * h\n"},
-     "code is not valid Python"),
-    ({"path": "shapes.py", "name": "area", "code": "def area(w, h):\n    return w + h\n"}, "changes nothing"),
-])
-async def test_bad_calls_are_refused_and_leave_the_file(toolbox: Toolbox, tmp_path: Path,
-                                                        arguments: dict[str, str], message: str) -> None:
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            {"path": "tests/test_shapes.py", "name": "test_area", "code": "def test_area():\n    pass\n"},
+            "is a test file, and this run may not change tests",
+        ),
+        (
+            {"path": "shapes.py", "name": "area", "code": "def surface(w, h):\n    return w * h\n"},
+            "code does not define 'area'",
+        ),
+        (
+            {"path": "shapes.py", "name": "area", "code": "def area(w, h)\n    return w * h\n"},
+            "code is not valid Python",
+        ),
+        (
+            {"path": "shapes.py", "name": "area", "code": "def area(w, h):\n    return w + h\n"},
+            "changes nothing",
+        ),
+    ],
+)
+async def test_bad_calls_are_refused_and_leave_the_file(
+    toolbox: Toolbox, tmp_path: Path, arguments: dict[str, str], message: str
+) -> None:
     result = await toolbox.call("replace_function", arguments)
     assert result.is_error and message in result.text, result.text
     assert (tmp_path / "shapes.py").read_text() == SOURCE

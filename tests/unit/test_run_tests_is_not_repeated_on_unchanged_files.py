@@ -34,8 +34,9 @@ HUNG = TestRun({}, 2, True, 30.0, "", hung_test=TARGET)
 def project(tmp_path: Path) -> Path:
     (tmp_path / "app.py").write_text("def add(a, b):\n    return a - b\n")
     (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_app.py").write_text("from app import add\n\n\ndef test_add():\n"
-                                                    "    assert add(1, 2) == 3\n")
+    (tmp_path / "tests" / "test_app.py").write_text(
+        "from app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
     return tmp_path
 
 

@@ -14,9 +14,15 @@ from fixloop.tools.workspace import Workspace
 Outcome = TestOutcome
 
 
-def Run(results: dict[str, TestOutcome], exit_code: int = 1, timed_out: bool = False,
-        duration: float = 0.31, output: str = "", errors: tuple[str, ...] = (),
-        hung_test: str | None = None) -> TestRun:
+def Run(
+    results: dict[str, TestOutcome],
+    exit_code: int = 1,
+    timed_out: bool = False,
+    duration: float = 0.31,
+    output: str = "",
+    errors: tuple[str, ...] = (),
+    hung_test: str | None = None,
+) -> TestRun:
     return TestRun(results, exit_code, timed_out, duration, output, errors, hung_test)
 
 
@@ -39,8 +45,9 @@ class FakeRunner:
 
 
 TRACEBACK = "tests/test_app.py:5: in test_add\n    assert add(1, 2) == 3\nE   assert -1 == 3"
-FAILED = Outcome("tests/test_app.py::test_add", "failed", "AssertionError: assert -1 == 3", "src/app.py:2",
-                 TRACEBACK)
+FAILED = Outcome(
+    "tests/test_app.py::test_add", "failed", "AssertionError: assert -1 == 3", "src/app.py:2", TRACEBACK
+)
 
 
 def passed(n: int) -> dict[str, Outcome]:
@@ -82,7 +89,8 @@ async def test_timeout_names_the_hung_test(tmp_path) -> None:
     runner = FakeRunner(Run(passed(2), timed_out=True, hung_test="tests/test_app.py::test_loop"), timeout=5)
     result = await build_toolbox(Workspace(tmp_path), runner).call("run_tests", {})
     assert result.text.splitlines()[0].startswith(
-        "tests timed out after 5 s while running tests/test_app.py::test_loop")
+        "tests timed out after 5 s while running tests/test_app.py::test_loop"
+    )
     assert result.text.splitlines()[1] == "2 passed in 0.31s"
 
 
@@ -99,8 +107,9 @@ async def test_bad_test_id_is_an_error_observation(tmp_path) -> None:
 
 
 def test_collection_errors_and_setup_errors() -> None:
-    setup = Outcome("tests/test_db.py::test_q", "error", "RuntimeError: no db", "tests/conftest.py:3",
-                    when="setup")
+    setup = Outcome(
+        "tests/test_db.py::test_q", "error", "RuntimeError: no db", "tests/conftest.py:3", when="setup"
+    )
     text = format_test_run(Run({setup.test_id: setup}, errors=("tests/test_bad.py: SyntaxError: invalid",)))
     assert text.splitlines()[:3] == [
         "1 error, 1 collection error in 0.31s",
@@ -121,13 +130,16 @@ def test_long_tracebacks_are_trimmed_and_many_failures_listed() -> None:
 
 def test_nothing_ran_shows_the_output_tail() -> None:
     text = format_test_run(Run({}, exit_code=4, output="ERROR: file or directory not found: tests/nope.py\n"))
-    assert text == ("no tests ran in 0.31s\npytest exited with code 4; its output ends:\n"
-                    "ERROR: file or directory not found: tests/nope.py")
+    assert text == (
+        "no tests ran in 0.31s\npytest exited with code 4; its output ends:\n"
+        "ERROR: file or directory not found: tests/nope.py"
+    )
 
 
 async def test_long_reports_are_capped_with_run_fewer_tests(tmp_path) -> None:
-    results = {f"t::f{n}": Outcome(f"t::f{n}", "failed", "boom " * 50, traceback="x" * 2000)
-               for n in range(8)}
+    results = {
+        f"t::f{n}": Outcome(f"t::f{n}", "failed", "boom " * 50, traceback="x" * 2000) for n in range(8)
+    }
     toolbox = build_toolbox(Workspace(tmp_path), FakeRunner(Run(results)), output_cap=1000)
     result = await toolbox.call("run_tests", {})
     assert result.text.endswith("more bytes not shown; run fewer tests]")

@@ -52,15 +52,19 @@ async def test_search_skips_binary_ignored_and_secret_files(toolbox: Toolbox) ->
 
 async def test_search_under_a_path(toolbox: Toolbox) -> None:
     result = await toolbox.call("search", {"pattern": "parse_date", "path": "tests"})
-    assert result.text == "tests/test_app.py:1: def test_parse_date():\ntests/test_app.py:2: " \
-                          "assert parse_date('a-b') == ['a', 'b']"
+    assert (
+        result.text == "tests/test_app.py:1: def test_parse_date():\ntests/test_app.py:2: "
+        "assert parse_date('a-b') == ['a', 'b']"
+    )
 
 
 async def test_invalid_regex_shows_the_problem(toolbox: Toolbox) -> None:
     result = await toolbox.call("search", {"pattern": "parse_date("})
     assert result.is_error
-    assert result.text.startswith("invalid regular expression 'parse_date(': missing ), unterminated "
-                                  "subpattern at position 10; escape special characters")
+    assert result.text.startswith(
+        "invalid regular expression 'parse_date(': missing ), unterminated "
+        "subpattern at position 10; escape special characters"
+    )
 
 
 async def test_no_matches_says_so(toolbox: Toolbox) -> None:

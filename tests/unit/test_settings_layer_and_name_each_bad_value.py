@@ -12,17 +12,28 @@ from fixloop.errors import ConfigError
 
 def test_defaults_match_the_contract():
     s = Settings()
-    assert (s.protocol, s.max_steps, s.attempts, s.test_command, s.test_timeout, s.allow_test_edits,
-            s.run_tests_on_save, s.python) == ("auto", 30, 3, (), 60.0, False, False, "")
+    assert (
+        s.protocol,
+        s.max_steps,
+        s.attempts,
+        s.test_command,
+        s.test_timeout,
+        s.allow_test_edits,
+        s.run_tests_on_save,
+        s.python,
+    ) == ("auto", 30, 3, (), 60.0, False, False, "")
 
 
 def test_later_sources_win(tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.fixloop]\nmodel = "from-pyproject"\nmax_steps = 7\nattempts = 5\n')
+        '[tool.fixloop]\nmodel = "from-pyproject"\nmax_steps = 7\nattempts = 5\n'
+    )
     settings, errors = SettingsSources(
-        tmp_path, env={"FIXLOOP_MODEL": "from-env", "FIXLOOP_BASE_URL": "http://env/v1"},
+        tmp_path,
+        env={"FIXLOOP_MODEL": "from-env", "FIXLOOP_BASE_URL": "http://env/v1"},
         init_options={"model": "from-init", "protocol": "text"},
-        client_config={"model": "from-config"}).resolve()
+        client_config={"model": "from-config"},
+    ).resolve()
     assert errors == []
     assert settings.model == "from-config"
     assert settings.max_steps == 7 and settings.attempts == 5
@@ -31,9 +42,18 @@ def test_later_sources_win(tmp_path: Path):
 
 
 def test_bad_values_are_each_named_and_defaults_kept(tmp_path: Path):
-    settings, errors = SettingsSources(tmp_path, env={}, init_options={
-        "maxSteps": "many", "protocol": "xml", "testCommand": [1], "allowTestEdits": "perhaps",
-        "baseUrl": "ftp://x", "unknownKey": 1}).resolve()
+    settings, errors = SettingsSources(
+        tmp_path,
+        env={},
+        init_options={
+            "maxSteps": "many",
+            "protocol": "xml",
+            "testCommand": [1],
+            "allowTestEdits": "perhaps",
+            "baseUrl": "ftp://x",
+            "unknownKey": 1,
+        },
+    ).resolve()
     assert settings == Settings()
     assert len(errors) == 6
     joined = "\n".join(errors)
@@ -44,9 +64,16 @@ def test_bad_values_are_each_named_and_defaults_kept(tmp_path: Path):
 
 def test_client_keys_from_the_editor_are_accepted_without_warnings(tmp_path: Path):
     """The VS Code extension sends its whole section, and `python` per folder (CONTRACT.md)."""
-    settings, errors = SettingsSources(tmp_path, env={}, client_config={
-        "serverPython": "/usr/bin/python3", "importStrategy": "useBundled", "trace": {"server": "off"},
-        "python": "/project/.venv/bin/python"}).resolve()
+    settings, errors = SettingsSources(
+        tmp_path,
+        env={},
+        client_config={
+            "serverPython": "/usr/bin/python3",
+            "importStrategy": "useBundled",
+            "trace": {"server": "off"},
+            "python": "/project/.venv/bin/python",
+        },
+    ).resolve()
     assert errors == []
     assert settings == Settings(python="/project/.venv/bin/python")
 
@@ -57,10 +84,10 @@ def test_an_empty_test_command_means_the_projects_interpreter(tmp_path: Path):
 
 
 def test_a_packages_own_pyproject_overrides_the_workspace_one(tmp_path: Path):
-    (tmp_path / "pyproject.toml").write_text('[tool.fixloop]\nmax_steps = 7\nattempts = 5\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.fixloop]\nmax_steps = 7\nattempts = 5\n")
     package = tmp_path / "packages" / "app"
     package.mkdir(parents=True)
-    (package / "pyproject.toml").write_text('[tool.fixloop]\nmax_steps = 9\n')
+    (package / "pyproject.toml").write_text("[tool.fixloop]\nmax_steps = 9\n")
     settings = load_settings(tmp_path, env={}, project=package)
     assert (settings.max_steps, settings.attempts) == (9, 5)
 
@@ -104,12 +131,24 @@ def test_every_setting_is_read_by_its_camel_case_and_snake_case_key(tmp_path: Pa
 
 
 def test_environment_variables_fill_their_settings(tmp_path: Path):
-    env = {"FIXLOOP_MODEL": "m", "OPENAI_BASE_URL": "http://openai/v1", "FIXLOOP_PROTOCOL": "text",
-           "FIXLOOP_MAX_STEPS": "9", "FIXLOOP_ATTEMPTS": "2", "FIXLOOP_TEST_TIMEOUT": "5"}
+    env = {
+        "FIXLOOP_MODEL": "m",
+        "OPENAI_BASE_URL": "http://openai/v1",
+        "FIXLOOP_PROTOCOL": "text",
+        "FIXLOOP_MAX_STEPS": "9",
+        "FIXLOOP_ATTEMPTS": "2",
+        "FIXLOOP_TEST_TIMEOUT": "5",
+    }
     settings, errors = SettingsSources(tmp_path, env=env).resolve()
     assert errors == []
-    assert (settings.model, settings.base_url, settings.protocol, settings.max_steps, settings.attempts,
-            settings.test_timeout) == ("m", "http://openai/v1", "text", 9, 2, 5.0)
+    assert (
+        settings.model,
+        settings.base_url,
+        settings.protocol,
+        settings.max_steps,
+        settings.attempts,
+        settings.test_timeout,
+    ) == ("m", "http://openai/v1", "text", 9, 2, 5.0)
     both = SettingsSources(tmp_path, env={**env, "FIXLOOP_BASE_URL": "http://mine/v1"}).resolve()[0]
     assert both.base_url == "http://mine/v1"
 

@@ -43,7 +43,8 @@ def test_the_projects_venv_is_used_and_said(tmp_path: Path) -> None:
     assert chosen.describe(tmp_path) == "tests run with .venv/bin/python: the project's .venv"
     assert chosen.missing_pytest(tmp_path) == (
         f"pytest is not installed in .venv/bin/python (the project's .venv): install it with "
-        f"`{python} -m pip install pytest`")
+        f"`{python} -m pip install pytest`"
+    )
 
 
 def test_a_venv_above_the_project_counts_up_to_the_workspace_folder_only(tmp_path: Path) -> None:
@@ -66,8 +67,11 @@ def test_the_python_setting_wins_over_the_projects_venv(tmp_path: Path) -> None:
 
 
 def test_a_python_setting_that_does_not_exist_is_one_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"^the python setting points to .*nope/bin/python, which does not "
-                                          r"exist: set it to the project's interpreter"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^the python setting points to .*nope/bin/python, which does not "
+        r"exist: set it to the project's interpreter",
+    ):
         choose(tmp_path, python="nope/bin/python")
     with pytest.raises(ConfigError, match="not on PATH"):
         choose(tmp_path, python="python-that-is-nowhere")

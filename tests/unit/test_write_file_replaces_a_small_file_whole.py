@@ -38,8 +38,9 @@ async def test_keeps_crlf_and_trailing_newline(toolbox: Toolbox, tmp_path: Path)
 async def test_content_over_the_limit_points_to_edit_file(toolbox: Toolbox, tmp_path: Path) -> None:
     result = await toolbox.call("write_file", {"path": "big.py", "content": "x = 1\n" * 100})
     assert result.is_error
-    assert result.text == ("content is 600 bytes; write_file takes at most 200 bytes, so change 'big.py' "
-                           "with edit_file instead")
+    assert result.text == (
+        "content is 600 bytes; write_file takes at most 200 bytes, so change 'big.py' with edit_file instead"
+    )
     assert not (tmp_path / "big.py").exists()
 
 
@@ -60,8 +61,13 @@ async def test_syntax_error_is_refused(toolbox: Toolbox, tmp_path: Path) -> None
 
 async def test_refuses_escapes_secrets_and_folders(toolbox: Toolbox, tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
-    for path, message in [("../x.py", "outside the project"), (".git/config", "off limits"),
-                          ("id_rsa", "off limits"), ("src", "is a folder"), ("", "path is empty")]:
+    for path, message in [
+        ("../x.py", "outside the project"),
+        (".git/config", "off limits"),
+        ("id_rsa", "off limits"),
+        ("src", "is a folder"),
+        ("", "path is empty"),
+    ]:
         result = await toolbox.call("write_file", {"path": path, "content": "x"})
         assert result.is_error and message in result.text, (path, result.text)
     assert not (tmp_path.parent / "x.py").exists()

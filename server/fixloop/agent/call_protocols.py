@@ -91,8 +91,12 @@ class CallProtocol:
     mode: Mode
     text_prompt = False  # whether the system prompt lists the tools in text
 
-    def __init__(self, setting: ProtocolSetting, tool_names: Sequence[str],
-                 single_argument: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        setting: ProtocolSetting,
+        tool_names: Sequence[str],
+        single_argument: Mapping[str, str] | None = None,
+    ) -> None:
         self.setting = setting
         self.tool_names = list(tool_names)
         self.single_argument = dict(SINGLE_ARGUMENT if single_argument is None else single_argument)
@@ -106,11 +110,22 @@ class CallProtocol:
     def no_tool_nudge(self) -> str:
         return prompts.NO_TOOL_NUDGE
 
-    def watch(self, *, on_prose: Callable[[str], None], on_calling: Callable[[str, str], None],
-              echo: EchoIndex | None) -> ReplyWatch:
+    def watch(
+        self,
+        *,
+        on_prose: Callable[[str], None],
+        on_calling: Callable[[str, str], None],
+        echo: EchoIndex | None,
+    ) -> ReplyWatch:
         """What follows this turn's stream: the prose to show, the calls as they start, where to close it."""
-        return ReplyWatch(self.tool_names, on_prose=on_prose, on_calling=on_calling,
-                          single_arg=self.single_argument, read_text=self.reads_text(), echo=echo)
+        return ReplyWatch(
+            self.tool_names,
+            on_prose=on_prose,
+            on_calling=on_calling,
+            single_arg=self.single_argument,
+            read_text=self.reads_text(),
+            echo=echo,
+        )
 
     def reads_text(self) -> bool:
         """Whether calls written into the text count (they end the stream once complete)."""
@@ -173,8 +188,10 @@ class NativeCalls(CallProtocol):
         # The model writes its calls as text (llama.cpp-served models do, given `tools`). The tools stay
         # offered: the prompt prefix does not change, and Qwen-class models fix more bugs with their own
         # tool template (measured on the fixtures) than with a text-protocol prompt.
-        notice = (f"the model writes its tool calls as text ({parsed.style}); reading them from the text "
-                  "for the rest of this run")
+        notice = (
+            f"the model writes its tool calls as text ({parsed.style}); reading them from the text "
+            "for the rest of this run"
+        )
         return ReadReply(found.thought, found.calls, self._become(ContentCalls), notice)
 
     def assistant_message(self, reply: ModelReply, calls: Sequence[ToolCall]) -> Message:
@@ -183,13 +200,21 @@ class NativeCalls(CallProtocol):
         return {
             "role": "assistant",
             "content": reply.content or None,
-            "tool_calls": [{"id": c.id, "type": "function",
-                            "function": {"name": c.name, "arguments": c.history_arguments()}} for c in calls],
+            "tool_calls": [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.history_arguments()},
+                }
+                for c in calls
+            ],
         }
 
     def observation_messages(self, calls: Sequence[ToolCall], texts: Sequence[str]) -> list[Message]:
-        return [{"role": "tool", "tool_call_id": call.id, "content": text}
-                for call, text in zip(calls, texts, strict=True)]
+        return [
+            {"role": "tool", "tool_call_id": call.id, "content": text}
+            for call, text in zip(calls, texts, strict=True)
+        ]
 
 
 class ContentCalls(CallProtocol):
@@ -214,15 +239,17 @@ class TextCalls(CallProtocol):
         return None
 
 
-def call_protocol(setting: ProtocolSetting, tool_names: Sequence[str],
-                  single_argument: Mapping[str, str] | None = None) -> CallProtocol:
+def call_protocol(
+    setting: ProtocolSetting, tool_names: Sequence[str], single_argument: Mapping[str, str] | None = None
+) -> CallProtocol:
     """The mode a run starts in: text for `protocol: text`, else native."""
     kind: type[CallProtocol] = TextCalls if setting == "text" else NativeCalls
     return kind(setting, tool_names, single_argument)
 
 
-def fixed_prefix(setting: ProtocolSetting, tools: ToolDescriptions,
-                 compact: bool) -> tuple[list[Message], list[dict[str, Any]] | None]:
+def fixed_prefix(
+    setting: ProtocolSetting, tools: ToolDescriptions, compact: bool
+) -> tuple[list[Message], list[dict[str, Any]] | None]:
     """How every request of a run begins, the same in every run and turn: the system message and the tool
     schemas (a server's prompt cache keeps them, so only the task is new in a run's first turn)."""
     protocol = call_protocol(setting, tools.names)

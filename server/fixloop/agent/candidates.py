@@ -95,8 +95,13 @@ def read_candidate(number: int, reply: str, calls: Sequence[ToolCall], base: Bas
     edits = [call for call in calls if call.name in ("edit_file", "write_file", "replace_function")]
     if not edits:
         named = ", ".join(call.name for call in calls)
-        return Candidate(number, reply, problem=f"no corrected code in the reply (it called {named})"
-                         if named else "no corrected code in the reply")
+        return Candidate(
+            number,
+            reply,
+            problem=f"no corrected code in the reply (it called {named})"
+            if named
+            else "no corrected code in the reply",
+        )
     return _candidate(number, reply, _apply_calls(edits, base), base)
 
 
@@ -130,8 +135,9 @@ def _apply_calls(calls: Sequence[ToolCall], base: BaseFiles) -> ReplyEdit:
     return ReplyEdit(files, tuple(applied), tuple(problems))
 
 
-def _apply_call(name: str, arguments: Mapping[str, object], path: str,
-                current: str | None) -> tuple[str | None, str]:
+def _apply_call(
+    name: str, arguments: Mapping[str, object], path: str, current: str | None
+) -> tuple[str | None, str]:
     if name == "write_file":
         return str(arguments.get("content", "")), "rewritten whole"
     if current is None:
@@ -163,8 +169,11 @@ def _normalized(text: str) -> str:
 def _changed_lines(change: FileChange) -> int:
     old = (change.old_text or "").splitlines()
     new = (change.new_text or "").splitlines()
-    return sum(1 for line in difflib.unified_diff(old, new, n=0, lineterm="")
-               if line[:1] in "+-" and not line.startswith(("+++", "---")))
+    return sum(
+        1
+        for line in difflib.unified_diff(old, new, n=0, lineterm="")
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
 
 
 def _first_change(changes: Sequence[FileChange]) -> str:

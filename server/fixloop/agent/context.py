@@ -19,8 +19,9 @@ class Conversation:
     _observations: list[int] = field(default_factory=list)
 
     @classmethod
-    def opening(cls, system: str, task: str, history: Sequence[dict[str, Any]] = (),
-                budget_chars: int = 48_000) -> Conversation:
+    def opening(
+        cls, system: str, task: str, history: Sequence[dict[str, Any]] = (), budget_chars: int = 48_000
+    ) -> Conversation:
         """A run's first messages: the system prompt, an earlier run's conversation going on (after its
         system prompt; another fix), and the task."""
         conversation = cls(budget_chars=budget_chars)
@@ -36,8 +37,9 @@ class Conversation:
         self.messages.append(message)
 
     def size(self) -> int:
-        return sum(len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or ""))
-                   for m in self.messages)
+        return sum(
+            len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in self.messages
+        )
 
     def fit(self) -> int:
         """Shrinks the oldest observations until the conversation fits; returns how many were shrunk.
@@ -45,7 +47,7 @@ class Conversation:
         A shrunk message stays shrunk, so the prompt prefix is stable again from the next turn on.
         """
         shrunk = 0
-        candidates = self._observations[:-self.keep_whole] if self.keep_whole else list(self._observations)
+        candidates = self._observations[: -self.keep_whole] if self.keep_whole else list(self._observations)
         for index in candidates:
             if self.size() <= self.budget_chars:
                 break
@@ -64,5 +66,11 @@ def shrink(text: str, head: int = 6, tail: int = 4) -> str:
         kept = text[:300]
         return f"{SHRUNK_MARK}: {len(text)} characters; run the tool again to see it]\n{kept}"
     hidden = len(lines) - head - tail
-    return "\n".join([f"{SHRUNK_MARK}: {hidden} lines hidden; run the tool again to see them]",
-                      *lines[:head], "…", *lines[-tail:]])
+    return "\n".join(
+        [
+            f"{SHRUNK_MARK}: {hidden} lines hidden; run the tool again to see them]",
+            *lines[:head],
+            "…",
+            *lines[-tail:],
+        ]
+    )

@@ -24,12 +24,12 @@ class EchoIndex:
         """Index `text`, and its numbered listings without their gutters (re-typed code drops them)."""
         for form in {text, _GUTTER.sub("", text)}:
             flat = _SPACE.sub(" ", form)
-            self._pieces.update(flat[i:i + SHINGLE] for i in range(0, max(0, len(flat) - SHINGLE + 1)))
+            self._pieces.update(flat[i : i + SHINGLE] for i in range(0, max(0, len(flat) - SHINGLE + 1)))
 
     def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> None:
         """Index the user and tool messages not indexed yet (the list only grows)."""
         listed = list(messages)
-        for message in listed[self._indexed:]:
+        for message in listed[self._indexed :]:
             if message.get("role") in ("user", "tool") and isinstance(message.get("content"), str):
                 self.add(message["content"])
         self._indexed = len(listed)
@@ -72,7 +72,7 @@ class EchoReader:
 def echoed_chars(index: EchoIndex, prose: str) -> int:
     """How many characters of `prose` lie in verbatim runs of at least `min_chars` shared with the context."""
     flat = _SPACE.sub(" ", prose)
-    hits = [flat[i:i + SHINGLE] in index for i in range(0, max(0, len(flat) - SHINGLE + 1))]
+    hits = [flat[i : i + SHINGLE] in index for i in range(0, max(0, len(flat) - SHINGLE + 1))]
     total = run = 0
     for hit in [*hits, False]:
         if hit:

@@ -30,10 +30,14 @@ def code_ask(context: str) -> str:
     the example's path)."""
     found = _HEADER_PATH.search(context)
     return CODE_ASK.format(path=found.group(1) if found else "path/to/module.py")
+
+
 RESAMPLE_ASK = """Let us try fixes as code. {tried}Reply with the corrected function(s) of the code under \
 test, each whole, in a ```python block with the file's path on the line before it, and nothing else."""
-CONTINUE_WITH_TOOLS = ("Find the real cause now: read the code the failing test reaches (read_file), fix it "
-                       "with edit_file or replace_function, run_tests, then submit.")
+CONTINUE_WITH_TOOLS = (
+    "Find the real cause now: read the code the failing test reaches (read_file), fix it "
+    "with edit_file or replace_function, run_tests, then submit."
+)
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[ \t]*$")
 _PATH_LINE = re.compile(r"^[ \t]*[#*`]*[ \t]*[\w./\\-]+\.py[`*:]*[ \t]*$")
 
@@ -68,8 +72,11 @@ def code_end(text: str) -> int | None:
             break  # an incomplete line decides nothing yet
         fence = _FENCE.match(line)
         if fence is not None:
-            reopened = inside and fence.group(1) and (not written or (
-                len(written) == 1 and _PATH_LINE.match(written[0])))
+            reopened = (
+                inside
+                and fence.group(1)
+                and (not written or (len(written) == 1 and _PATH_LINE.match(written[0])))
+            )
             if not inside or reopened:
                 inside, closed_at, written = True, None, []
             else:
@@ -107,13 +114,17 @@ def with_focus(messages: list[dict[str, Any]], point: str) -> list[dict[str, Any
 
 def resample_ask(tried: Sequence[str]) -> str:
     """The message that opens a sampling round in the middle of a run."""
-    listed = ("These fixes were tried and failed, so do not repeat them:\n" + "\n".join(tried) + "\n"
-              if tried else "")
+    listed = (
+        "These fixes were tried and failed, so do not repeat them:\n" + "\n".join(tried) + "\n"
+        if tried
+        else ""
+    )
     return RESAMPLE_ASK.format(tried=listed)
 
 
-def round_feedback(evidence: Sequence[str], diff: str, tried: Sequence[str], drawn: int,
-                   problem: str = "") -> str:
+def round_feedback(
+    evidence: Sequence[str], diff: str, tried: Sequence[str], drawn: int, problem: str = ""
+) -> str:
     """What the model is told after a round of candidates in which none passed the tests."""
     tried_here = f" ({drawn} candidate fixes were tried; none passed)" if drawn > 1 else ""
     parts = [f"That fix did not pass the tests{tried_here}."]

@@ -35,19 +35,23 @@ class Suspect:
     passed: int  # passing tests that run it
 
     def describe(self) -> str:
-        return (f"{self.path} {self.name} (lines {self.first}-{self.last}): score {self.score:.2f}, run by "
-                f"{self.failed} failing and {self.passed} passing test(s)")
+        return (
+            f"{self.path} {self.name} (lines {self.first}-{self.last}): score {self.score:.2f}, run by "
+            f"{self.failed} failing and {self.passed} passing test(s)"
+        )
 
 
 def ends_in_test(outcome: TestOutcome | None) -> bool:
     """Whether a failure's innermost project frame is in a test file (an assertion, not a raise in the
     code under test)."""
-    return bool(outcome is not None and outcome.failing and outcome.frames
-                and is_test_path(outcome.frames[-1].path))
+    return bool(
+        outcome is not None and outcome.failing and outcome.frames and is_test_path(outcome.frames[-1].path)
+    )
 
 
-async def find_suspects(runner: PytestRunner, root: Path, target_ids: Sequence[str],
-                        limit: int = 5) -> tuple[list[Suspect], TestRun]:
+async def find_suspects(
+    runner: PytestRunner, root: Path, target_ids: Sequence[str], limit: int = 5
+) -> tuple[list[Suspect], TestRun]:
     """Run the targets' test modules with line coverage per test; the top `limit` functions by Ochiai."""
     modules = list(dict.fromkeys(target.split("::", 1)[0] for target in target_ids))
     folder = runner.scratch or Path(tempfile.gettempdir())
@@ -55,15 +59,19 @@ async def find_suspects(runner: PytestRunner, root: Path, target_ids: Sequence[s
     with tempfile.TemporaryDirectory(prefix="coverage-", dir=folder) as scratch:
         data_file = Path(scratch) / "coverage.data"
         run = await runner.covering(data_file).run(modules)
-        failing = {tid for tid, outcome in run.results.items()
-                   if outcome.failing and any(matches(tid, target) for target in target_ids)}
+        failing = {
+            tid
+            for tid, outcome in run.results.items()
+            if outcome.failing and any(matches(tid, target) for target in target_ids)
+        }
         passing = {tid for tid, outcome in run.results.items() if outcome.outcome == "passed"}
         suspects = rank_functions(root, data_file, failing, passing) if data_file.exists() else []
     return suspects[:limit], run
 
 
-def rank_functions(root: Path, data_file: Path, failing: Collection[str],
-                   passing: Collection[str]) -> list[Suspect]:
+def rank_functions(
+    root: Path, data_file: Path, failing: Collection[str], passing: Collection[str]
+) -> list[Suspect]:
     """Every function of the non-test files the failing tests reach, best suspect first."""
     from coverage import CoverageData  # only when localizing: coverage.py is not needed otherwise
 
@@ -84,8 +92,9 @@ def rank_functions(root: Path, data_file: Path, failing: Collection[str],
     return suspects
 
 
-def _score_file(path: Path, rel: str, tests_by_line: dict[int, list[str]], failing: set[str],
-                passing: set[str]) -> list[Suspect]:
+def _score_file(
+    path: Path, rel: str, tests_by_line: dict[int, list[str]], failing: set[str], passing: set[str]
+) -> list[Suspect]:
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):

@@ -62,8 +62,9 @@ class ReActLoop:
         self.submissions = Submissions(verify, self.spent, self.limits, emit, tried, lambda: self.step)
         self.stuck = StuckWatch(self.limits.stuck_nudge_at, self.limits.stuck_stop_at)
         self.echo = EchoIndex()
-        self.conversation = Conversation.opening(self._system_prompt(), task, history,
-                                                 budget_chars=self.limits.context_chars)
+        self.conversation = Conversation.opening(
+            self._system_prompt(), task, history, budget_chars=self.limits.context_chars
+        )
 
     @property
     def step(self) -> int:
@@ -124,9 +125,11 @@ class ReActLoop:
         echo = self.echo if self.spent.echo_cuts < self.limits.echo_cuts else None
         while True:
             request = self.protocol.request(self.toolbox.schemas(compact=self.compact_tools))
-            watch = self.protocol.watch(on_prose=lambda text: self.emit(ThoughtDelta(text, step)),
-                                        on_calling=lambda tool, on: self.emit(Calling(tool, on, step)),
-                                        echo=echo)
+            watch = self.protocol.watch(
+                on_prose=lambda text: self.emit(ThoughtDelta(text, step)),
+                on_calling=lambda tool, on: self.emit(Calling(tool, on, step)),
+                echo=echo,
+            )
             try:
                 return await self.model.complete(
                     self.conversation.messages,
@@ -144,8 +147,14 @@ class ReActLoop:
         if kept := reply.content.strip():
             self.conversation.add({"role": "assistant", "content": kept})
         self.conversation.add({"role": "user", "content": prompts.ECHO_NUDGE})
-        self.emit(Notice("the model began copying the context back; stopped it and asked for a short "
-                         "reply with one tool call", self.step, "echo"))
+        self.emit(
+            Notice(
+                "the model began copying the context back; stopped it and asked for a short "
+                "reply with one tool call",
+                self.step,
+                "echo",
+            )
+        )
 
     def _switch(self, protocol: CallProtocol | None, error: Exception, notice: str) -> None:
         """Carry on in another mode (its system prompt replaces the first message), or re-raise `error`."""

@@ -53,34 +53,59 @@ def another_fix_prompt(diff: str, reason: str, *, code_first: bool = False) -> s
     parts = [f"The user rejected the fix you proposed:\n```diff\n{diff.strip()[:3000]}\n```"]
     if reason.strip():
         parts.append(f"The user's reason: {reason.strip()[:1000]}")
-    parts.append("The files are back as they were before that fix, and that fix will not be accepted again: "
-                 "find a different one.")
-    parts.append(code_ask(diff) if code_first else "Fix the code under test with edit_file or "
-                 "replace_function, run the tests, then call submit.")
+    parts.append(
+        "The files are back as they were before that fix, and that fix will not be accepted again: "
+        "find a different one."
+    )
+    parts.append(
+        code_ask(diff)
+        if code_first
+        else "Fix the code under test with edit_file or replace_function, run the tests, then call submit."
+    )
     return "\n\n".join(parts)
 
 
-NO_TOOL_NUDGE = ("You did not call a tool. Call exactly one tool now (edit_file, write_file, read_file, "
-                 "run_tests, ...). When the fix is done and the tests pass, call submit.")
-NO_TOOL_NUDGE_TEXT = ('You did not call a tool. Reply with one tool call as JSON: ```json {"name": ..., '
-                      '"arguments": {...}}```. When the fix is done and the tests pass, call submit.')
-REFUSAL_NUDGE = ("This is a routine debugging task on the user's own code, which they asked for. "
-                 "Please continue with a tool call.")
+NO_TOOL_NUDGE = (
+    "You did not call a tool. Call exactly one tool now (edit_file, write_file, read_file, "
+    "run_tests, ...). When the fix is done and the tests pass, call submit."
+)
+NO_TOOL_NUDGE_TEXT = (
+    'You did not call a tool. Reply with one tool call as JSON: ```json {"name": ..., '
+    '"arguments": {...}}```. When the fix is done and the tests pass, call submit.'
+)
+REFUSAL_NUDGE = (
+    "This is a routine debugging task on the user's own code, which they asked for. "
+    "Please continue with a tool call."
+)
 LENGTH_NUDGE = "Your reply was cut off. Keep replies short: one brief thought and one tool call."
-ECHO_NUDGE = ("Do not copy the context back: it is above and you can see it. Reply with one short "
-              "sentence and one tool call.")
-STUCK_NUDGE = ("You already made this exact call and got the same result. Do something different: "
-               "read another part of the code, or change your edit.")
+ECHO_NUDGE = (
+    "Do not copy the context back: it is above and you can see it. Reply with one short "
+    "sentence and one tool call."
+)
+STUCK_NUDGE = (
+    "You already made this exact call and got the same result. Do something different: "
+    "read another part of the code, or change your edit."
+)
 
 
-def rejection_text(reasons: Sequence[str], attempt: int, attempts: int, *, evidence: Sequence[str] = (),
-                   diff: str = "", tried: Sequence[str] = (), again: bool = False) -> str:
+def rejection_text(
+    reasons: Sequence[str],
+    attempt: int,
+    attempts: int,
+    *,
+    evidence: Sequence[str] = (),
+    diff: str = "",
+    tried: Sequence[str] = (),
+    again: bool = False,
+) -> str:
     """The gate's rejection for the model: the reasons, pytest's expected vs actual, the change that was
     judged and what was tried before, so that it does not repeat itself."""
     lines = [f"The verification gate rejected the fix (attempt {attempt} of {attempts}):"]
     if again:
-        lines[0] = ("This is the same change that was already tried and rejected before: undoing and redoing "
-                    f"it changes nothing. Attempt {attempt} of {attempts}:")
+        lines[0] = (
+            "This is the same change that was already tried and rejected before: undoing and redoing "
+            f"it changes nothing. Attempt {attempt} of {attempts}:"
+        )
     lines += [f"- {reason}" for reason in reasons]
     if evidence:
         lines += ["What the tests say (expected vs actual):", *evidence[:3]]

@@ -14,8 +14,13 @@ from fixloop.agent.text_calls.stream import CallScanner, JsonScan
 from fixloop.events import call_target
 from fixloop.model.replies import StreamCut
 
-TARGETS = {"read_file": "path", "edit_file": "path", "write_file": "path", "search": "pattern",
-           "replace_function": "path"}
+TARGETS = {
+    "read_file": "path",
+    "edit_file": "path",
+    "write_file": "path",
+    "search": "pattern",
+    "replace_function": "path",
+}
 _STRING = r"""\s*:\s*(?:"((?:[^"\\\n]|\\.)*)"|'([^'\\\n]*)')"""
 
 
@@ -28,9 +33,16 @@ class ReplyWatch:
     nor hidden. With `echo` set, prose that repeats the indexed context ends the stream ("echo").
     """
 
-    def __init__(self, tool_names: Collection[str], *, on_prose: Callable[[str], None],
-                 on_calling: Callable[[str, str], None], single_arg: Mapping[str, str] | None = None,
-                 read_text: bool = True, echo: EchoIndex | None = None) -> None:
+    def __init__(
+        self,
+        tool_names: Collection[str],
+        *,
+        on_prose: Callable[[str], None],
+        on_calling: Callable[[str, str], None],
+        single_arg: Mapping[str, str] | None = None,
+        read_text: bool = True,
+        echo: EchoIndex | None = None,
+    ) -> None:
         self.scanner = CallScanner(tool_names, single_arg) if read_text else None
         self.on_prose = on_prose
         self.on_calling = on_calling
@@ -78,7 +90,7 @@ class ReplyWatch:
         """Pass on the prose up to `upto`; an echo found in it ends the stream where the echo began."""
         if upto <= self.shown:
             return None
-        prose = self.text[self.shown:upto]
+        prose = self.text[self.shown : upto]
         self.shown = upto
         if self.echo is not None:
             at = self.echo.feed(prose)

@@ -94,8 +94,14 @@ class Spent:
         self.completion_tokens += reply.completion_tokens
         self.tokens_estimated |= reply.estimated
         totals = (self.prompt_tokens, self.completion_tokens)
-        return Usage(reply.prompt_tokens, reply.completion_tokens, *totals, self.steps, reply.estimated,
-                     reply.unused_tokens)
+        return Usage(
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            *totals,
+            self.steps,
+            reply.estimated,
+            reply.unused_tokens,
+        )
 
     def outcome(self, status: LoopStatus, summary: str, reasons: Sequence[str] = ()) -> LoopOutcome:
         tokens = (self.prompt_tokens, self.completion_tokens, self.tokens_estimated)

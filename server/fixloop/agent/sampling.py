@@ -37,13 +37,24 @@ class Judge(Protocol):
 class Drawer(Protocol):
     """What a round needs of the chat model."""
 
-    async def complete(self, messages: Sequence[dict[str, Any]], *, tools: list[dict] | None = None,
-                       stop: Sequence[str] | None = None, watch: Any = None,
-                       sampling: Sampling | None = None) -> ModelReply: ...
+    async def complete(
+        self,
+        messages: Sequence[dict[str, Any]],
+        *,
+        tools: list[dict] | None = None,
+        stop: Sequence[str] | None = None,
+        watch: Any = None,
+        sampling: Sampling | None = None,
+    ) -> ModelReply: ...
 
-    async def complete_choices(self, messages: Sequence[dict[str, Any]], sampling: Sampling, *,
-                               tools: list[dict] | None = None,
-                               stop: Sequence[str] | None = None) -> list[ModelReply]: ...
+    async def complete_choices(
+        self,
+        messages: Sequence[dict[str, Any]],
+        sampling: Sampling,
+        *,
+        tools: list[dict] | None = None,
+        stop: Sequence[str] | None = None,
+    ) -> list[ModelReply]: ...
 
 
 @dataclass(frozen=True)
@@ -92,9 +103,16 @@ class RoundResult:
 class CandidateSearch:
     """Runs sampling rounds for one fix run; `tried` remembers every failed change set across rounds."""
 
-    def __init__(self, model: Drawer, gate: Judge, base: Callable[[], Awaitable[BaseFiles]],
-                 limits: SampleLimits, *, emit: Callable[[Event], None],
-                 tried: TriedFixes | None = None) -> None:
+    def __init__(
+        self,
+        model: Drawer,
+        gate: Judge,
+        base: Callable[[], Awaitable[BaseFiles]],
+        limits: SampleLimits,
+        *,
+        emit: Callable[[Event], None],
+        tried: TriedFixes | None = None,
+    ) -> None:
         self.model = model
         self.gate = gate
         self.base = base
@@ -111,8 +129,10 @@ class CandidateSearch:
         state = _RoundState(time.monotonic(), await self.base(), asyncio.Semaphore(self.limits.parallel))
         limits = self.limits
         if request.samples > 1:
-            self._notice(f"drawing up to {request.samples} candidate fixes, judging {limits.parallel} at a "
-                         "time", request.step)
+            self._notice(
+                f"drawing up to {request.samples} candidate fixes, judging {limits.parallel} at a time",
+                request.step,
+            )
         state.base.note_paths([str(message.get("content") or "") for message in request.messages])
         try:
             async for number, reply in self._draws(request, state):
@@ -128,8 +148,9 @@ class CandidateSearch:
 
     # ---- drawing ------------------------------------------------------------------------------------
 
-    async def _draws(self, request: RoundRequest,
-                     state: _RoundState) -> AsyncIterator[tuple[int, ModelReply]]:
+    async def _draws(
+        self, request: RoundRequest, state: _RoundState
+    ) -> AsyncIterator[tuple[int, ModelReply]]:
         """(number, reply) for each candidate drawn, best guess first, until a stop condition."""
         limits = self.limits
         first = await self._draw_one(request, Sampling(limits.best_guess_temperature))
@@ -145,9 +166,16 @@ class CandidateSearch:
                 return
         while number < request.samples and not self._should_stop(state):
             todo = range(number + 1, min(request.samples, number + limits.draws_at_once) + 1)
-            replies = await asyncio.gather(*(self._draw_one(request, Sampling(limits.temperature,
-                                                                              request.seed_base + index),
-                                                            self._focus(request, index)) for index in todo))
+            replies = await asyncio.gather(
+                *(
+                    self._draw_one(
+                        request,
+                        Sampling(limits.temperature, request.seed_base + index),
+                        self._focus(request, index),
+                    )
+                    for index in todo
+                )
+            )
             for reply in replies:
                 number += 1
                 if reply is not None:
@@ -158,12 +186,14 @@ class CandidateSearch:
         """The function candidate `number` (2, 3, ...) is pointed at: the second shown, the third, ..."""
         return request.focus[(number - 1) % len(request.focus)] if request.focus else None
 
-    async def _draw_one(self, request: RoundRequest, sampling: Sampling,
-                        focus: str | None = None) -> ModelReply | None:
+    async def _draw_one(
+        self, request: RoundRequest, sampling: Sampling, focus: str | None = None
+    ) -> ModelReply | None:
         messages = with_focus(request.messages, focus) if focus else request.messages
         try:
-            reply = await self.model.complete(messages, tools=request.tools, stop=request.stop,
-                                              watch=CodeReplyWatch(), sampling=sampling)
+            reply = await self.model.complete(
+                messages, tools=request.tools, stop=request.stop, watch=CodeReplyWatch(), sampling=sampling
+            )
         except ModelError as error:
             self._notice(f"a candidate could not be drawn: {error.message}", request.step)
             return None
@@ -173,8 +203,9 @@ class CandidateSearch:
     async def _draw_batch(self, request: RoundRequest, count: int) -> list[ModelReply]:
         sampling = Sampling(self.limits.temperature, request.seed_base + 2, n=count)
         try:
-            replies = await self.model.complete_choices(request.messages, sampling, tools=request.tools,
-                                                        stop=request.stop)
+            replies = await self.model.complete_choices(
+                request.messages, sampling, tools=request.tools, stop=request.stop
+            )
         except ModelError:
             replies = []
         if len(replies) <= 1:
@@ -189,13 +220,17 @@ class CandidateSearch:
 
     def _should_stop(self, state: _RoundState) -> bool:
         limits = self.limits
-        return (bool(state.verified) or time.monotonic() - state.started >= limits.seconds
-                or state.tokens >= limits.tokens)
+        return (
+            bool(state.verified)
+            or time.monotonic() - state.started >= limits.seconds
+            or state.tokens >= limits.tokens
+        )
 
     # ---- judging ------------------------------------------------------------------------------------
 
-    def _take(self, number: int, reply: ModelReply, request: RoundRequest, state: _RoundState,
-              result: RoundResult) -> None:
+    def _take(
+        self, number: int, reply: ModelReply, request: RoundRequest, state: _RoundState, result: RoundResult
+    ) -> None:
         """Read the candidate in `reply` and start judging it, unless it is nothing new."""
         self.candidates += 1
         state.tokens += reply.prompt_tokens + reply.completion_tokens
@@ -213,11 +248,13 @@ class CandidateSearch:
             self._notice(f"{label}: {why[:200]}; not judged again", request.step)
             return
         state.seen[candidate.key] = number
-        state.judging.append(asyncio.ensure_future(self._judge(candidate, label, request.step, state,
-                                                               result)))
+        state.judging.append(
+            asyncio.ensure_future(self._judge(candidate, label, request.step, state, result))
+        )
 
-    async def _judge(self, candidate: Candidate, label: str, step: int, state: _RoundState,
-                     result: RoundResult) -> None:
+    async def _judge(
+        self, candidate: Candidate, label: str, step: int, state: _RoundState, result: RoundResult
+    ) -> None:
         async with state.slots:
             verdict = await self.gate.judge(list(candidate.changes))
         result.verdicts[candidate.number] = verdict
@@ -235,8 +272,11 @@ class CandidateSearch:
             return  # the one candidate's line said it all
         if result.winner is not None:
             verified = sum(1 for verdict in result.verdicts.values() if verdict.accepted)
-            self._notice(f"{verified} of {drawn} candidate(s) verified; proposing candidate "
-                         f"{result.winner.number} (the smallest diff: {result.winner.size} line(s))", step)
+            self._notice(
+                f"{verified} of {drawn} candidate(s) verified; proposing candidate "
+                f"{result.winner.number} (the smallest diff: {result.winner.size} line(s))",
+                step,
+            )
         else:
             self._notice(f"none of {drawn} candidate(s) passed the tests", step)
 

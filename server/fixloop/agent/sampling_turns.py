@@ -47,8 +47,17 @@ class LoopView(Protocol):
 class SamplingTurns:
     """The loop's sampling: `allows(why)` says whether a round may run now, `round` runs it."""
 
-    def __init__(self, search: CandidateSearch, *, start_samples: int, samples: int, rounds: int,
-                 accept: Accept, focus: bool = True, teach: bool = True) -> None:
+    def __init__(
+        self,
+        search: CandidateSearch,
+        *,
+        start_samples: int,
+        samples: int,
+        rounds: int,
+        accept: Accept,
+        focus: bool = True,
+        teach: bool = True,
+    ) -> None:
         self.search = search
         self.start_samples = start_samples  # 0: no start round; 1: the code form's best guess alone
         self.samples = samples
@@ -70,9 +79,15 @@ class SamplingTurns:
             return None
         spent.steps += why != "start"  # a later round takes a turn of the budget
         request = loop.protocol.request(loop.toolbox.schemas(compact=loop.compact_tools))
-        summary = await self.round(why, loop.conversation, request.tools, request.stop,
-                                   lambda reply: loop.protocol.read(reply, spent.steps).calls, spent.steps,
-                                   lambda reply: loop.emit(spent.count(reply)))
+        summary = await self.round(
+            why,
+            loop.conversation,
+            request.tools,
+            request.stop,
+            lambda reply: loop.protocol.read(reply, spent.steps).calls,
+            spent.steps,
+            lambda reply: loop.emit(spent.count(reply)),
+        )
         if summary is None:
             return None
         spent.attempts += 1
@@ -84,9 +99,16 @@ class SamplingTurns:
             return self.start_samples > 0 and not self._started
         return self.rounds > 0 and self.samples > 0
 
-    async def round(self, why: str, conversation: Conversation, tools: list[dict[str, Any]] | None,
-                    stop: list[str] | None, read_calls: Callable[[ModelReply], Sequence[Any]], step: int,
-                    count: Callable[[ModelReply], None]) -> str | None:
+    async def round(
+        self,
+        why: str,
+        conversation: Conversation,
+        tools: list[dict[str, Any]] | None,
+        stop: list[str] | None,
+        read_calls: Callable[[ModelReply], Sequence[Any]],
+        step: int,
+        count: Callable[[ModelReply], None],
+    ) -> str | None:
         """Run one round; the summary of the verified fix it proposes, else None (the conversation then
         holds what the model should learn from it)."""
         ask: dict[str, Any] | None = None
@@ -99,8 +121,17 @@ class SamplingTurns:
             ask = {"role": "user", "content": resample_ask(self.search.tried.lines() if self.teach else [])}
         messages = [*conversation.messages, *([ask] if ask else [])]
         focus = focus_points(_task_text(conversation)) if self.focus else []
-        request = RoundRequest(messages, tools, stop, read_calls, step, count, samples,
-                               seed_base=100 * self.search.rounds, focus=tuple(focus))
+        request = RoundRequest(
+            messages,
+            tools,
+            stop,
+            read_calls,
+            step,
+            count,
+            samples,
+            seed_base=100 * self.search.rounds,
+            focus=tuple(focus),
+        )
         result = await self.search.round(request)
         if result.winner is not None:
             await self.accept(result.winner, result.verdicts[result.winner.number])
@@ -137,9 +168,16 @@ def _summary(result: RoundResult, samples: int) -> str:
     return f"verified fix ({where}): {winner.describe()}"
 
 
-def sampling_for(settings: Settings, model: Drawer, gate: VerificationGate, shadow: ShadowWorkspace,
-                 emit: Callable[[Event], None], *, single_slot: bool,
-                 tried: TriedFixes | None = None) -> SamplingTurns | None:
+def sampling_for(
+    settings: Settings,
+    model: Drawer,
+    gate: VerificationGate,
+    shadow: ShadowWorkspace,
+    emit: Callable[[Event], None],
+    *,
+    single_slot: bool,
+    tried: TriedFixes | None = None,
+) -> SamplingTurns | None:
     """The run's sampling as its settings say (None: none at all). `single_slot`: the endpoint answers one
     request at a time and ignores `n` (the managed llama.cpp model)."""
     sample_first = settings.strategy == "sample" and settings.samples > 1
@@ -147,11 +185,16 @@ def sampling_for(settings: Settings, model: Drawer, gate: VerificationGate, shad
     rounds = settings.sample_rounds if settings.samples > 1 else 0
     if not start and not rounds:
         return None
-    limits = SampleLimits(samples=settings.samples, parallel=settings.sample_parallel,
-                          draws_at_once=1 if single_slot else settings.sample_parallel,
-                          temperature=_sampled_temperature(settings),
-                          best_guess_temperature=settings.temperature or 0.0, seconds=settings.sample_seconds,
-                          tokens=settings.sample_tokens, batch=not single_slot)
+    limits = SampleLimits(
+        samples=settings.samples,
+        parallel=settings.sample_parallel,
+        draws_at_once=1 if single_slot else settings.sample_parallel,
+        temperature=_sampled_temperature(settings),
+        best_guess_temperature=settings.temperature or 0.0,
+        seconds=settings.sample_seconds,
+        tokens=settings.sample_tokens,
+        batch=not single_slot,
+    )
 
     async def base() -> BaseFiles:
         changes = await asyncio.to_thread(shadow.changes)
@@ -162,8 +205,15 @@ def sampling_for(settings: Settings, model: Drawer, gate: VerificationGate, shad
         gate.accept(list(verdict.changes or candidate.changes))
 
     search = CandidateSearch(model, gate, base, limits, emit=emit, tried=tried)
-    return SamplingTurns(search, start_samples=start, samples=settings.samples, rounds=rounds, accept=accept,
-                         focus=settings.sample_focus, teach=settings.feedback == "full")
+    return SamplingTurns(
+        search,
+        start_samples=start,
+        samples=settings.samples,
+        rounds=rounds,
+        accept=accept,
+        focus=settings.sample_focus,
+        teach=settings.feedback == "full",
+    )
 
 
 def _sampled_temperature(settings: Settings) -> float | None:

@@ -21,8 +21,15 @@ USER_REJECTED = "the user rejected exactly this fix: the tests pass with it, but
 class Submissions:
     """The loop's side of the verification gate."""
 
-    def __init__(self, verify: Callable[[str], Awaitable[GateAnswer]], spent: Spent, limits: LoopLimits,
-                 emit: Callable[[Event], None], tried: TriedFixes, step: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        verify: Callable[[str], Awaitable[GateAnswer]],
+        spent: Spent,
+        limits: LoopLimits,
+        emit: Callable[[Event], None],
+        tried: TriedFixes,
+        step: Callable[[], int],
+    ) -> None:
         self.verify = verify
         self.spent = spent
         self.limits = limits
@@ -51,10 +58,15 @@ class Submissions:
         tried_before = self.tried.lines()
         again = self._remember(verdict)
         teach = self.limits.teach
-        text = prompts.rejection_text(reasons, self.spent.attempts, self.limits.attempts,
-                                      evidence=_evidence(verdict) if teach else (),
-                                      diff=_diff(verdict) if teach else "",
-                                      tried=tried_before if teach else (), again=again)
+        text = prompts.rejection_text(
+            reasons,
+            self.spent.attempts,
+            self.limits.attempts,
+            evidence=_evidence(verdict) if teach else (),
+            diff=_diff(verdict) if teach else "",
+            tried=tried_before if teach else (),
+            again=again,
+        )
         if self.spent.attempts < self.limits.attempts:
             return Step(rejected=reasons, repeated=again), ToolResult(text, is_error=True)
         not_fixed = self.spent.outcome("not_fixed", "not fixed: " + "; ".join(reasons), reasons)

@@ -23,8 +23,18 @@ DEFAULT_TEST_COMMAND = ("python", "-m", "pytest")
 SETUP_TIMEOUT = 900.0
 MAX_DEPTH = 4  # how deep below a named folder cases are looked for
 _COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.pyc")
-_GIT = ("-c", "user.name=fixloop bench", "-c", "user.email=bench@fixloop.invalid",
-        "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", "-c", "core.hooksPath=/dev/null")
+_GIT = (
+    "-c",
+    "user.name=fixloop bench",
+    "-c",
+    "user.email=bench@fixloop.invalid",
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "core.autocrlf=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+)
 
 
 class CaseError(FixloopError):
@@ -59,14 +69,18 @@ def find_cases(folders: Sequence[Path]) -> list[BenchCase]:
             raise CaseError(f"{folder} is not a folder: give folders of bench cases")
         found = _cases_under(folder.resolve(), 0)
         if not found:
-            raise CaseError(f"no bench cases in {folder}: a case is a folder with a {CASE_FILE} "
-                            "(see the README's bench section), or a fixture project with fixes/NAME.json")
+            raise CaseError(
+                f"no bench cases in {folder}: a case is a folder with a {CASE_FILE} "
+                "(see the README's bench section), or a fixture project with fixes/NAME.json"
+            )
         cases.extend(found)
     seen: dict[str, Path] = {}
     for case in cases:
         if case.name in seen and seen[case.name] != case.folder:
-            raise CaseError(f"two cases are named {case.name!r} ({seen[case.name]} and {case.folder}); "
-                            "case names must be unique")
+            raise CaseError(
+                f"two cases are named {case.name!r} ({seen[case.name]} and {case.folder}); "
+                "case names must be unique"
+            )
         seen[case.name] = case.folder
     return list({case.name: case for case in cases}.values())
 
@@ -110,16 +124,27 @@ def read_case(folder: Path) -> BenchCase:
         raise CaseError(f"{path}: project folder {project!r} does not exist")
     command = _strings(data, "test_command", path) or DEFAULT_TEST_COMMAND
     kind = data.get("kind", "")
-    return BenchCase(folder.name, folder, ids, project, command, _strings(data, "setup", path),
-                     _strings(data, "bug_files", path), kind if isinstance(kind, str) else "")
+    return BenchCase(
+        folder.name,
+        folder,
+        ids,
+        project,
+        command,
+        _strings(data, "setup", path),
+        _strings(data, "bug_files", path),
+        kind if isinstance(kind, str) else "",
+    )
 
 
 def _strings(data: dict[str, Any], key: str, path: Path, required: bool = False) -> tuple[str, ...]:
     value = data.get(key)
     if value is None and not required:
         return ()
-    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value) or (
-            required and not value):
+    if (
+        not isinstance(value, list)
+        or not all(isinstance(item, str) and item for item in value)
+        or (required and not value)
+    ):
         need = "a non-empty list" if required else "a list"
         raise CaseError(f"{path}: {key} must be {need} of strings, got {value!r}")
     return tuple(value)
@@ -195,6 +220,7 @@ class CaseCopy:
 
 def copy_case(case: BenchCase, dest: Path) -> Path:
     """Copy the case to `dest` (case.json left out) and return the project root inside the copy."""
+
     def ignore(directory: str, names: list[str]) -> set[str]:
         skipped = set(_COPY_IGNORE(directory, names))
         if Path(directory) == case.folder and CASE_FILE in names:
@@ -237,8 +263,9 @@ async def run_setup(case: BenchCase, root: Path) -> None:
         if done.timed_out:
             raise CaseError(f"setup command `{command}` took over {SETUP_TIMEOUT:g}s")
         if done.exit_code != 0:
-            raise CaseError(f"setup command `{command}` failed (exit {done.exit_code}): "
-                            f"{last_line(done.output)}")
+            raise CaseError(
+                f"setup command `{command}` failed (exit {done.exit_code}): {last_line(done.output)}"
+            )
 
 
 def resolve_test_command(case: BenchCase, root: Path) -> tuple[str, ...]:

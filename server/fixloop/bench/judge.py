@@ -47,9 +47,13 @@ class SuiteRun:
         """What became of a test: its outcome, its module's collection error, or that it did not run."""
         if test_id in self.outcomes:
             return {"error": "errors", "failed": "fails", "timeout": "hits the per-test limit"}.get(
-                self.outcomes[test_id], f"is {self.outcomes[test_id]}")
-        collected = [other for other, outcome in self.outcomes.items()
-                     if outcome == "error" and _matches(other, test_id)]
+                self.outcomes[test_id], f"is {self.outcomes[test_id]}"
+            )
+        collected = [
+            other
+            for other, outcome in self.outcomes.items()
+            if outcome == "error" and _matches(other, test_id)
+        ]
         return "fails to import (collection error)" if collected else "does not run"
 
     def hung(self) -> list[str]:
@@ -75,8 +79,11 @@ class Verdict:
 
 
 def _matches(test_id: str, target: str) -> bool:
-    return (test_id == target or test_id.startswith((target + "::", target + "["))
-            or target.startswith(test_id + "::"))  # a collection error of the target's module or class
+    return (
+        test_id == target
+        or test_id.startswith((target + "::", target + "["))
+        or target.startswith(test_id + "::")
+    )  # a collection error of the target's module or class
 
 
 def is_test_file(rel: str) -> bool:
@@ -112,8 +119,9 @@ class Judge:
             return CaseBaseline(passed, f"the original suite ran past {self.run_timeout:g}s")
         for target in case.failing_test_ids:
             if not any(_matches(test_id, target) for test_id in run.outcomes):
-                return CaseBaseline(passed, f"{target} is not collected in the original case "
-                                            f"({last_line(run.output)})")
+                return CaseBaseline(
+                    passed, f"{target} is not collected in the original case ({last_line(run.output)})"
+                )
             if run.passing(target):
                 return CaseBaseline(passed, f"{target} passes on the original case: nothing to fix")
         return CaseBaseline(passed)
@@ -155,10 +163,22 @@ class Judge:
             report = workdir / "outcomes.jsonl"
             env = bench_env(root)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(workdir), env.get("PYTHONPATH", "")) if p)
-            env.update({REPORT_ENV: str(report), TIMEOUT_ENV: str(self.test_timeout),
-                        "HYPOTHESIS_STORAGE_DIRECTORY": str(workdir / "hypothesis")})
-            argv = [*resolve_test_command(case, root), "-p", PLUGIN_MODULE, "-p", "no:cacheprovider",
-                    f"--rootdir={root}", "--continue-on-collection-errors"]
+            env.update(
+                {
+                    REPORT_ENV: str(report),
+                    TIMEOUT_ENV: str(self.test_timeout),
+                    "HYPOTHESIS_STORAGE_DIRECTORY": str(workdir / "hypothesis"),
+                }
+            )
+            argv = [
+                *resolve_test_command(case, root),
+                "-p",
+                PLUGIN_MODULE,
+                "-p",
+                "no:cacheprovider",
+                f"--rootdir={root}",
+                "--continue-on-collection-errors",
+            ]
             try:
                 done = await run_process(argv, cwd=root, env=env, limit=self.run_timeout)
             except OSError as error:
@@ -191,8 +211,14 @@ def _fold(report: Path) -> dict[str, str]:
     return outcomes
 
 
-def score(case: BenchCase, baseline: CaseBaseline, run: SuiteRun, claimed: bool,
-          restored: tuple[str, ...] = (), run_timeout: float = 0.0) -> Verdict:
+def score(
+    case: BenchCase,
+    baseline: CaseBaseline,
+    run: SuiteRun,
+    claimed: bool,
+    restored: tuple[str, ...] = (),
+    run_timeout: float = 0.0,
+) -> Verdict:
     """fixed: every failing id passes and nothing that passed before fails; otherwise claimed_but_wrong
     when the run said fixed, timeout when a test or the whole run hit its deadline, else not_fixed."""
     still = [target for target in case.failing_test_ids if not run.passing(target)]
@@ -219,8 +245,14 @@ def score(case: BenchCase, baseline: CaseBaseline, run: SuiteRun, claimed: bool,
 async def apply_diff(root: Path, top: Path, diff: str) -> str | None:
     """`git apply` the diff to the project at `root` in the copy whose top is `top`; None when it
     applied, else git's complaint. A repository in the copy is used as one; nothing above `top` is."""
-    repo = next((folder for folder in [root, *root.parents] if (folder / ".git").exists()
-                 and folder.is_relative_to(top)), None)
+    repo = next(
+        (
+            folder
+            for folder in [root, *root.parents]
+            if (folder / ".git").exists() and folder.is_relative_to(top)
+        ),
+        None,
+    )
     cwd = repo or root
     argv = ["git", "apply", "--whitespace=nowarn"]
     if repo is not None and repo != root:

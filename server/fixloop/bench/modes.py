@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 
 from fixloop.bench.cases import BenchCase
+from fixloop.bench.mode_run import ModeRun
 from fixloop.config import Settings
 from fixloop.errors import ConfigError, FixloopError
-
-
-@dataclass(frozen=True)
-class ModeRun:
-    """What one mode produced on a copy of a case: the diff it proposes, whether it claims the diff fixes
-    the case (verified by its own means), its figures, and the error that ended it, if any."""
-
-    claimed: bool
-    diff: str
-    summary: str = ""
-    steps: int = 0
-    attempts: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    model_seconds: float = 0.0
-    test_seconds: float = 0.0
-    transcript: str | None = None
-    error: str | None = None
-
 
 Mode = Callable[[BenchCase, Path, Settings], Awaitable[ModeRun]]
 
@@ -43,12 +25,28 @@ async def run_react(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
     try:
         result = await run.execute()
     except FixloopError as error:
-        return ModeRun(False, "", steps=run.steps, attempts=run.attempts, model_seconds=run.model_seconds,
-                       test_seconds=run.test_seconds, error=error.message,
-                       transcript=str(run.transcript_path) if run.transcript_path else None)
-    return ModeRun(result.status == "fixed", result.diff, result.summary, result.steps, result.attempts,
-                   result.prompt_tokens, result.completion_tokens, result.model_seconds, result.test_seconds,
-                   result.transcript)
+        return ModeRun(
+            False,
+            "",
+            steps=run.steps,
+            attempts=run.attempts,
+            model_seconds=run.model_seconds,
+            test_seconds=run.test_seconds,
+            error=error.message,
+            transcript=str(run.transcript_path) if run.transcript_path else None,
+        )
+    return ModeRun(
+        result.status == "fixed",
+        result.diff,
+        result.summary,
+        result.steps,
+        result.attempts,
+        result.prompt_tokens,
+        result.completion_tokens,
+        result.model_seconds,
+        result.test_seconds,
+        result.transcript,
+    )
 
 
 def sampling_available() -> bool:
@@ -81,8 +79,10 @@ def parse_modes(values: Sequence[str] | None) -> tuple[str, ...]:
     if unknown or not names:
         raise ConfigError(f"unknown mode {', '.join(unknown) or '(empty)'}: choose from {', '.join(MODES)}")
     if "sample" in names and not sampling_available():
-        raise ConfigError("--mode sample is not available yet: this fixloop has no sampling strategy "
-                          "(the generate-and-validate issue); use --mode react or --mode oneshot")
+        raise ConfigError(
+            "--mode sample is not available yet: this fixloop has no sampling strategy "
+            "(the generate-and-validate issue); use --mode react or --mode oneshot"
+        )
     return tuple(dict.fromkeys(names))
 
 

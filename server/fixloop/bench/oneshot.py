@@ -10,7 +10,7 @@ from pathlib import Path
 from fixloop.agent.warm_start import build_warm_start
 from fixloop.bench.cases import BenchCase
 from fixloop.bench.judge import is_test_file
-from fixloop.bench.modes import ModeRun
+from fixloop.bench.mode_run import ModeRun
 from fixloop.config import Settings
 from fixloop.engine import is_local, model_endpoint, open_chat_model
 from fixloop.errors import FixloopError
@@ -21,8 +21,10 @@ from fixloop.shadow import unified_diff
 from fixloop.tools.code_reply import apply_code_reply, code_blocks
 from fixloop.transcript import Transcript
 
-SYSTEM = ("You are an expert Python engineer. You fix bugs in the user's code so that the failing tests "
-          "pass. The tests are right: never change them.")
+SYSTEM = (
+    "You are an expert Python engineer. You fix bugs in the user's code so that the failing tests "
+    "pass. The tests are right: never change them."
+)
 ASK = """Reply with the corrected code: each function or method you change, whole (from its `def` line, \
 decorators included, to its end), in a ```python block, without line numbers. Put the file's path on the \
 line before each block. For example:
@@ -63,8 +65,15 @@ def _code_files(root: Path, paths: list[str]) -> dict[str, str]:
 async def run_oneshot(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
     """One model call; its code applied by AST to the files the prompt showed (or the reply names)."""
     run_id = uuid.uuid4().hex[:12]
-    transcript = Transcript.open(run_id, {"mode": "oneshot", "root": str(root), "model": settings.model,
-                                          "test_ids": list(case.failing_test_ids)})
+    transcript = Transcript.open(
+        run_id,
+        {
+            "mode": "oneshot",
+            "root": str(root),
+            "model": settings.model,
+            "test_ids": list(case.failing_test_ids),
+        },
+    )
     runner = PytestRunner(root, settings.test_command, settings.test_timeout)
     model: ChatModel | None = None
     tokens = (0, 0)
@@ -78,8 +87,13 @@ async def run_oneshot(case: BenchCase, root: Path, settings: Settings) -> ModeRu
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
         reply = await model.complete(messages)
         tokens = (reply.prompt_tokens, reply.completion_tokens)
-        transcript.write("reply", text=reply.content, finish_reason=reply.finish_reason,
-                         prompt_tokens=tokens[0], completion_tokens=tokens[1])
+        transcript.write(
+            "reply",
+            text=reply.content,
+            finish_reason=reply.finish_reason,
+            prompt_tokens=tokens[0],
+            completion_tokens=tokens[1],
+        )
         shown = _MENTIONED.findall(warm) + [block.path for block in code_blocks(reply.content) if block.path]
         files = await asyncio.to_thread(_code_files, root, shown)
         edit = apply_code_reply(reply.content, files)
@@ -87,12 +101,23 @@ async def run_oneshot(case: BenchCase, root: Path, settings: Settings) -> ModeRu
         diff = unified_diff(changes)
         summary = "; ".join(edit.applied) or "; ".join(edit.problems) or "no edit"
         transcript.write("result", diff=diff, applied=list(edit.applied), problems=list(edit.problems))
-        return ModeRun(False, diff, summary, 1, 0, *tokens, model.seconds, runner.seconds,
-                       str(transcript.path))
+        return ModeRun(
+            False, diff, summary, 1, 0, *tokens, model.seconds, runner.seconds, str(transcript.path)
+        )
     except FixloopError as error:
         transcript.write("error", message=error.message)
-        return ModeRun(False, "", "", 1 if model else 0, 0, *tokens, model.seconds if model else 0.0,
-                       runner.seconds, str(transcript.path), error=error.message)
+        return ModeRun(
+            False,
+            "",
+            "",
+            1 if model else 0,
+            0,
+            *tokens,
+            model.seconds if model else 0.0,
+            runner.seconds,
+            str(transcript.path),
+            error=error.message,
+        )
     finally:
         if model is not None:
             await asyncio.shield(model.close())

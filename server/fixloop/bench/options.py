@@ -35,8 +35,10 @@ class BenchOptions:
         for name, value in (("--jobs", args.jobs), ("--repeat", args.repeat)):
             if value < 1:
                 raise ConfigError(f"{name} must be at least 1, got {value}")
-        for name, value in (("--judge-test-timeout", args.judge_test_timeout),
-                            ("--judge-timeout", args.judge_timeout)):
+        for name, value in (
+            ("--judge-test-timeout", args.judge_test_timeout),
+            ("--judge-timeout", args.judge_timeout),
+        ):
             if value <= 0:
                 raise ConfigError(f"{name} must be a positive number of seconds, got {value:g}")
         if args.subset is not None and not args.subset.is_file():
@@ -45,9 +47,18 @@ class BenchOptions:
         modes = parse_modes(args.mode)
         folders = args.cases or bundled_case_folders()
         cases = tuple(pick(select(find_cases(folders), args.subset), _names(args.case)))
-        return cls(cases, modes, args.repeat, args.jobs, args.results or default_results_path(), args.fresh,
-                   args.report, args.judge_test_timeout, args.judge_timeout,
-                   None if args.cases else folders[0].parent)
+        return cls(
+            cases,
+            modes,
+            args.repeat,
+            args.jobs,
+            args.results or default_results_path(),
+            args.fresh,
+            args.report,
+            args.judge_test_timeout,
+            args.judge_timeout,
+            None if args.cases else folders[0].parent,
+        )
 
 
 def _names(values: list[str] | None) -> list[str]:
@@ -56,21 +67,45 @@ def _names(values: list[str] | None) -> list[str]:
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """The bench's own command-line options (the run options are added by the CLI)."""
-    parser.add_argument("cases", nargs="*", type=Path, metavar="CASES_DIR",
-                        help="a case folder (with case.json) or a folder of them (default: the fixture "
-                             "projects and bench projects that ship with fixloop)")
-    parser.add_argument("--case", action="append", metavar="NAME",
-                        help="run only the case(s) of this name; repeat or comma-separate for several")
+    parser.add_argument(
+        "cases",
+        nargs="*",
+        type=Path,
+        metavar="CASES_DIR",
+        help="a case folder (with case.json) or a folder of them (default: the fixture "
+        "projects and bench projects that ship with fixloop)",
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        metavar="NAME",
+        help="run only the case(s) of this name; repeat or comma-separate for several",
+    )
     parser.add_argument("--subset", type=Path, help="text file of case names to run, one a line")
-    parser.add_argument("--mode", action="append", metavar="MODE",
-                        help="react (default), oneshot or sample; repeat or comma-separate for several")
+    parser.add_argument(
+        "--mode",
+        action="append",
+        metavar="MODE",
+        help="react (default), oneshot or sample; repeat or comma-separate for several",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs in parallel, each in its own copy")
     parser.add_argument("--repeat", type=int, default=1, help="runs per case and mode")
-    parser.add_argument("--results", type=Path, help="JSONL results file to append to and resume from "
-                                                     "(default: under the user cache folder)")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        help="JSONL results file to append to and resume from (default: under the user cache folder)",
+    )
     parser.add_argument("--fresh", action="store_true", help="run everything again, ignoring earlier results")
     parser.add_argument("--report", type=Path, help="also write the tables to this .html or .md file")
-    parser.add_argument("--judge-test-timeout", type=float, default=60.0,
-                        help="seconds one test may take in the judge's run (default 60)")
-    parser.add_argument("--judge-timeout", type=float, default=600.0,
-                        help="seconds the judge's whole-suite run may take (default 600)")
+    parser.add_argument(
+        "--judge-test-timeout",
+        type=float,
+        default=60.0,
+        help="seconds one test may take in the judge's run (default 60)",
+    )
+    parser.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=600.0,
+        help="seconds the judge's whole-suite run may take (default 600)",
+    )

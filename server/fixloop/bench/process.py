@@ -24,17 +24,23 @@ class Finished:
     seconds: float
 
 
-async def run_process(argv: Sequence[str] | str, *, cwd: Path, env: Mapping[str, str],
-                      limit: float) -> Finished:
+async def run_process(
+    argv: Sequence[str] | str, *, cwd: Path, env: Mapping[str, str], limit: float
+) -> Finished:
     """Run `argv` (a shell command when a string) in its own session; past `limit` s the group is killed.
 
     Raises OSError when the program cannot be started.
     """
     loop = asyncio.get_running_loop()
     started = loop.time()
-    common = {"cwd": cwd, "env": dict(env), "stdin": asyncio.subprocess.DEVNULL,
-              "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.STDOUT,
-              "start_new_session": True}
+    common = {
+        "cwd": cwd,
+        "env": dict(env),
+        "stdin": asyncio.subprocess.DEVNULL,
+        "stdout": asyncio.subprocess.PIPE,
+        "stderr": asyncio.subprocess.STDOUT,
+        "start_new_session": True,
+    }
     if isinstance(argv, str):
         proc = await asyncio.create_subprocess_shell(argv, **common)
     else:

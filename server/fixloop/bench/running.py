@@ -14,7 +14,8 @@ from typing import Any
 
 from fixloop.bench.cases import BenchCase, CaseCopy, resolve_test_command
 from fixloop.bench.judge import Judge, Verdict
-from fixloop.bench.modes import ModeRun, mode
+from fixloop.bench.mode_run import ModeRun
+from fixloop.bench.modes import mode
 from fixloop.bench.options import BenchOptions
 from fixloop.bench.report import write_report
 from fixloop.bench.store import ResultsStore, RunRecord, run_key
@@ -56,16 +57,36 @@ async def run_unit(unit: Unit, overrides: Mapping[str, Any], model: str, judge: 
             outcome = ModeRun(False, "", error=f"internal error: {type(error).__name__}: {error}")
     wall = time.monotonic() - started
     try:
-        verdict = (Verdict("error", outcome.error) if outcome.error
-                   else await judge.judge(case, outcome.diff, claimed=outcome.claimed))
+        verdict = (
+            Verdict("error", outcome.error)
+            if outcome.error
+            else await judge.judge(case, outcome.diff, claimed=outcome.claimed)
+        )
     except Exception as error:
         log.exception("judging %s in mode %s failed", case.name, unit.mode)
         verdict = Verdict("error", f"the judge failed: {type(error).__name__}: {error}")
     return RunRecord(
-        case.name, unit.mode, unit.repeat, model, verdict.status, outcome.claimed, verdict.note,
-        outcome.summary[:300], outcome.steps, outcome.attempts, outcome.prompt_tokens,
-        outcome.completion_tokens, outcome.model_seconds, outcome.test_seconds, wall, verdict.seconds,
-        outcome.transcript, outcome.diff[:20_000], case.kind, _edits_bug_file(case, outcome.diff))
+        case.name,
+        unit.mode,
+        unit.repeat,
+        model,
+        verdict.status,
+        outcome.claimed,
+        verdict.note,
+        outcome.summary[:300],
+        outcome.steps,
+        outcome.attempts,
+        outcome.prompt_tokens,
+        outcome.completion_tokens,
+        outcome.model_seconds,
+        outcome.test_seconds,
+        wall,
+        verdict.seconds,
+        outcome.transcript,
+        outcome.diff[:20_000],
+        case.kind,
+        _edits_bug_file(case, outcome.diff),
+    )
 
 
 def _edits_bug_file(case: BenchCase, diff: str) -> bool | None:
@@ -78,10 +99,12 @@ def _edits_bug_file(case: BenchCase, diff: str) -> bool | None:
 
 def _line(done: int, total: int, record: RunRecord) -> str:
     note = f"  {record.note}" if record.status != "fixed" and record.note else ""
-    return (f"[{done}/{total}] {record.case} {record.mode}#{record.repeat}: {record.status}  "
-            f"steps={record.steps} tokens={record.prompt_tokens}+{record.completion_tokens} "
-            f"model={record.model_seconds:.1f}s tests={record.test_seconds:.1f}s "
-            f"wall={record.wall_seconds:.1f}s{note}")[:400]
+    return (
+        f"[{done}/{total}] {record.case} {record.mode}#{record.repeat}: {record.status}  "
+        f"steps={record.steps} tokens={record.prompt_tokens}+{record.completion_tokens} "
+        f"model={record.model_seconds:.1f}s tests={record.test_seconds:.1f}s "
+        f"wall={record.wall_seconds:.1f}s{note}"
+    )[:400]
 
 
 async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[RunRecord]:
@@ -91,19 +114,28 @@ async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[Run
     store = ResultsStore(options.results)
     store.check_writable()
     # An error (the endpoint down, a setup that failed) is no result: a rerun tries it again.
-    finished = {} if options.fresh else {key: record for key, record in store.load().items()
-                                         if record.status != "error"}
-    units = [Unit(case, name, repeat) for case in options.cases for repeat in range(1, options.repeat + 1)
-             for name in options.modes]
+    finished = (
+        {}
+        if options.fresh
+        else {key: record for key, record in store.load().items() if record.status != "error"}
+    )
+    units = [
+        Unit(case, name, repeat)
+        for case in options.cases
+        for repeat in range(1, options.repeat + 1)
+        for name in options.modes
+    ]
     key = lambda unit: run_key(unit.case.name, unit.mode, unit.repeat, settings.model)  # noqa: E731
     todo = [unit for unit in units if key(unit) not in finished]
     skipped = len(units) - len(todo)
     if options.bundled is not None:
         print(f"bench: no CASES_DIR named: the cases that ship with fixloop ({options.bundled})", flush=True)
-    print(f"bench: {len(options.cases)} case(s) x {len(options.modes)} mode(s) x {options.repeat} repeat(s) "
-          f"= {len(units)} run(s), {options.jobs} at a time; results in {options.results}"
-          + (f"; {skipped} finished before, skipped (--fresh runs them again)" if skipped else ""),
-          flush=True)
+    print(
+        f"bench: {len(options.cases)} case(s) x {len(options.modes)} mode(s) x {options.repeat} repeat(s) "
+        f"= {len(units)} run(s), {options.jobs} at a time; results in {options.results}"
+        + (f"; {skipped} finished before, skipped (--fresh runs them again)" if skipped else ""),
+        flush=True,
+    )
     judge = Judge(test_timeout=options.judge_test_timeout, run_timeout=options.judge_timeout)
     slots = asyncio.Semaphore(options.jobs)
     new: dict[tuple[str, str, int, str], RunRecord] = {}

@@ -9,8 +9,18 @@ from dataclasses import dataclass
 from fixloop.bench.store import RunRecord
 
 STATUS_ORDER = ("fixed", "claimed_but_wrong", "not_fixed", "error", "timeout")
-CASE_COLUMNS = ("case", "mode", "status", "steps", "attempts", "prompt tok", "completion tok", "model s",
-                "test s", "wall s")
+CASE_COLUMNS = (
+    "case",
+    "mode",
+    "status",
+    "steps",
+    "attempts",
+    "prompt tok",
+    "completion tok",
+    "model s",
+    "test s",
+    "wall s",
+)
 
 
 @dataclass(frozen=True)
@@ -33,9 +43,18 @@ class CaseRow:
     transcripts: tuple[str, ...]
 
     def cells(self) -> tuple[str, ...]:
-        return (self.case, self.mode, self.status, _number(self.steps), _number(self.attempts),
-                _number(self.prompt_tokens), _number(self.completion_tokens), _seconds(self.model_seconds),
-                _seconds(self.test_seconds), _seconds(self.wall_seconds))
+        return (
+            self.case,
+            self.mode,
+            self.status,
+            _number(self.steps),
+            _number(self.attempts),
+            _number(self.prompt_tokens),
+            _number(self.completion_tokens),
+            _seconds(self.model_seconds),
+            _seconds(self.test_seconds),
+            _seconds(self.wall_seconds),
+        )
 
 
 def _median(records: Sequence[RunRecord], value: Callable[[RunRecord], float]) -> float:
@@ -65,13 +84,24 @@ def case_rows(records: Sequence[RunRecord]) -> list[CaseRow]:
         fixed = sum(run.status == "fixed" for run in runs)
         statuses = {run.status for run in runs}
         status = runs[0].status if len(statuses) == 1 else f"fixed {fixed}/{len(runs)}"
-        rows.append(CaseRow(
-            case, mode, status, fixed, len(runs), _median(runs, lambda r: r.steps),
-            _median(runs, lambda r: r.attempts), _median(runs, lambda r: r.prompt_tokens),
-            _median(runs, lambda r: r.completion_tokens), _median(runs, lambda r: r.model_seconds),
-            _median(runs, lambda r: r.test_seconds), _median(runs, lambda r: r.wall_seconds),
-            next((run.note for run in reversed(runs) if run.status != "fixed"), runs[-1].note),
-            tuple(run.transcript for run in runs if run.transcript)))
+        rows.append(
+            CaseRow(
+                case,
+                mode,
+                status,
+                fixed,
+                len(runs),
+                _median(runs, lambda r: r.steps),
+                _median(runs, lambda r: r.attempts),
+                _median(runs, lambda r: r.prompt_tokens),
+                _median(runs, lambda r: r.completion_tokens),
+                _median(runs, lambda r: r.model_seconds),
+                _median(runs, lambda r: r.test_seconds),
+                _median(runs, lambda r: r.wall_seconds),
+                next((run.note for run in reversed(runs) if run.status != "fixed"), runs[-1].note),
+                tuple(run.transcript for run in runs if run.transcript),
+            )
+        )
     return rows
 
 
@@ -93,6 +123,7 @@ def mode_totals(records: Sequence[RunRecord], modes: Sequence[str]) -> list[tupl
         def figure(runs: list[RunRecord]) -> str:
             fixed = [run for run in runs if run.status == "fixed"]
             return _number(round(_median(fixed, value), 1)) if fixed else "-"
+
         return figure
 
     return [
@@ -123,8 +154,9 @@ def status_matrix(records: Sequence[RunRecord], modes: Sequence[str]) -> list[tu
 def uniquely_fixed(records: Sequence[RunRecord], modes: Sequence[str]) -> dict[str, list[str]]:
     """Per mode, the cases it fixed (in at least one repeat) that no other mode fixed."""
     fixed = {mode: {r.case for r in records if r.mode == mode and r.status == "fixed"} for mode in modes}
-    return {mode: sorted(fixed[mode] - set().union(*(fixed[m] for m in modes if m != mode)))
-            for mode in modes}
+    return {
+        mode: sorted(fixed[mode] - set().union(*(fixed[m] for m in modes if m != mode))) for mode in modes
+    }
 
 
 def render(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -132,8 +164,10 @@ def render(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=True)]
 
     def fmt(cells: Sequence[str]) -> str:
-        parts = [cell.rjust(width) if _numeric(cell) else cell.ljust(width)
-                 for cell, width in zip(cells, widths, strict=True)]
+        parts = [
+            cell.rjust(width) if _numeric(cell) else cell.ljust(width)
+            for cell, width in zip(cells, widths, strict=True)
+        ]
         return "  ".join(parts).rstrip()
 
     return "\n".join([fmt(header), fmt(["-" * width for width in widths]), *(fmt(row) for row in rows)])
@@ -148,9 +182,11 @@ def bench_text(records: Sequence[RunRecord], modes: Sequence[str]) -> str:
     parts = [render(CASE_COLUMNS, [row.cells() for row in case_rows(records)])]
     parts.append(render(["", *modes], [[label, *values] for label, values in mode_totals(records, modes)]))
     if len(modes) > 1:
-        parts.append(render(["case", *modes], [[case, *values] for case, values in
-                                               status_matrix(records, modes)]))
+        parts.append(
+            render(["case", *modes], [[case, *values] for case, values in status_matrix(records, modes)])
+        )
         unique = uniquely_fixed(records, modes)
-        parts.append("\n".join(f"fixed only by {mode}: {', '.join(cases) or 'none'}"
-                               for mode, cases in unique.items()))
+        parts.append(
+            "\n".join(f"fixed only by {mode}: {', '.join(cases) or 'none'}" for mode, cases in unique.items())
+        )
     return "\n\n".join(parts)

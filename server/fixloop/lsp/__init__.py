@@ -12,8 +12,9 @@ if TYPE_CHECKING:
 __all__ = ["serve"]
 
 
-def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
-          server: FixloopServer | None = None) -> int:
+def serve(
+    stdin: BinaryIO | None = None, stdout: BinaryIO | None = None, server: FixloopServer | None = None
+) -> int:
     """Run the language server until the client says exit; returns the process exit code.
 
     With no `stdout` given, fd 1 is duplicated for the RPC channel and then pointed at stderr, so a
@@ -22,8 +23,9 @@ def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
     from fixloop.lsp.features import create_server
     from fixloop.lsp.stdout_guard import guard_stdout
 
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     for noisy in ("pygls", "httpx", "httpx2", "httpcore", "openai"):  # per-message/per-request INFO lines
         logging.getLogger(noisy).setLevel(logging.WARNING)
     rpc_out = stdout if stdout is not None else guard_stdout()

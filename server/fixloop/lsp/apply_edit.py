@@ -55,8 +55,9 @@ async def propose(ls: LanguageServer, root: Path, result: FixResult, label: str)
     # Shielded: if this task is cancelled while the client is deciding, pygls 2.1.1 would otherwise
     # report "Error in server: CANCELLED" when the late answer arrives (lsp-facts §0.4).
     try:
-        answer = await asyncio.shield(ls.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=edit, label=label)))
+        answer = await asyncio.shield(
+            ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
+        )
     except asyncio.CancelledError:
         raise
     except Exception as error:  # e.g. the client has no handler despite declaring applyEdit
@@ -71,11 +72,15 @@ async def _confirmed(ls: LanguageServer, result: FixResult, label: str) -> bool:
     """Ask before applying in clients that show no preview (Neovim applies edits at once)."""
     files = ", ".join(result.files) or "no files"
     try:
-        choice = await asyncio.shield(ls.window_show_message_request_async(types.ShowMessageRequestParams(
-            type=types.MessageType.Info,
-            message=f"{label}: {result.summary or 'fix found'}. Apply the change to {files}?",
-            actions=[types.MessageActionItem(title=APPLY), types.MessageActionItem(title=DISCARD)],
-        )))
+        choice = await asyncio.shield(
+            ls.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Info,
+                    message=f"{label}: {result.summary or 'fix found'}. Apply the change to {files}?",
+                    actions=[types.MessageActionItem(title=APPLY), types.MessageActionItem(title=DISCARD)],
+                )
+            )
+        )
     except asyncio.CancelledError:
         raise
     except Exception as error:  # the client cannot ask: fall back to applying, which it can undo

@@ -28,8 +28,9 @@ async def pull_configuration(ls: FixloopServer, roots: list[Path] | None = None)
     ls.settings.asked.update(roots)
     try:
         request = types.ConfigurationParams(items=items or [types.ConfigurationItem(section=SECTION)])
-        answer = await asyncio.wait_for(asyncio.shield(ls.workspace_configuration_async(request)),
-                                        CONFIGURATION_WAIT)
+        answer = await asyncio.wait_for(
+            asyncio.shield(ls.workspace_configuration_async(request)), CONFIGURATION_WAIT
+        )
     except Exception as error:
         log.warning("workspace/configuration failed: %s", error)
         return
@@ -41,8 +42,9 @@ async def pull_configuration(ls: FixloopServer, roots: list[Path] | None = None)
         ls.settings.folder_config[root] = unwrap(value)
 
 
-async def folder_settings(ls: FixloopServer, root: Path,
-                          project: Path | None = None) -> tuple[Settings, list[str]]:
+async def folder_settings(
+    ls: FixloopServer, root: Path, project: Path | None = None
+) -> tuple[Settings, list[str]]:
     """The settings of workspace folder `root` (asked of the client the first time a folder added later
     is used), and the errors not shown before."""
     await ls.settings.ready()

@@ -15,5 +15,6 @@ def fix_command(test_id: str, uri: str, title: str | None = None, root: str | No
     """The fixFailingTest call for one test; `root` (the workspace folder's URI) and the uri pick the folder
     in a multi-root setup."""
     arguments = {"testId": test_id, "uri": uri, **({"root": root} if root else {})}
-    return types.Command(title=title or f"Fix {test_id} with fixloop", command=FIX_FAILING_TEST,
-                         arguments=[arguments])
+    return types.Command(
+        title=title or f"Fix {test_id} with fixloop", command=FIX_FAILING_TEST, arguments=[arguments]
+    )

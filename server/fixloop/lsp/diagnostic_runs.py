@@ -18,8 +18,9 @@ from fixloop.project_root import project_root
 from fixloop.pytest_runner import PytestRunner, TestRun
 
 
-async def run_and_publish(ls: FixloopServer, root: Path, test_ids: list[str],
-                          files_in_scope: list[str]) -> dict[str, Any]:
+async def run_and_publish(
+    ls: FixloopServer, root: Path, test_ids: list[str], files_in_scope: list[str]
+) -> dict[str, Any]:
     """Run `test_ids` of workspace folder `root` (everything when empty) and publish what fails; returns the
     command's summary. Each test runs in its project (a monorepo package: its interpreter, its pytest
     configuration); ids and files stay relative to the workspace folder."""
@@ -34,8 +35,9 @@ async def run_and_publish(ls: FixloopServer, root: Path, test_ids: list[str],
         prefix = "" if project == root else relpath(root, project) + "/"
         run = await _run_in_project(ls, root, project, ids)
         ran += [prefix + test_id for test_id in run.results]
-        failures += [_in_workspace(failure_of(project, run.results[test_id]), prefix)
-                     for test_id in run.failed_ids()]
+        failures += [
+            _in_workspace(failure_of(project, run.results[test_id]), prefix) for test_id in run.failed_ids()
+        ]
         passed += [prefix + test_id for test_id in run.passed_ids()]
         failed += [prefix + test_id for test_id in run.failed_ids()]
         errors += [prefix + error if prefix else error for error in run.errors]
@@ -46,8 +48,14 @@ async def run_and_publish(ls: FixloopServer, root: Path, test_ids: list[str],
     publish(ls, ls.failures, root, touched)
     for error in errors:
         ls.trace(f"pytest: {error}", types.MessageType.Warning)
-    return {"status": "ok", "passed": passed, "failed": failed, "timedOut": timed_out, "errors": errors,
-            "summary": "; ".join(summaries)}
+    return {
+        "status": "ok",
+        "passed": passed,
+        "failed": failed,
+        "timedOut": timed_out,
+        "errors": errors,
+        "summary": "; ".join(summaries),
+    }
 
 
 def projects_of(root: Path, test_ids: list[str]) -> dict[Path, list[str]]:
@@ -68,11 +76,13 @@ async def _run_in_project(ls: FixloopServer, root: Path, project: Path, test_ids
     settings, errors = await folder_settings(ls, root, project)
     for error in errors:
         ls.show(f"fixloop: {error} (using the default)", types.MessageType.Warning)
-    interpreter = await find_interpreter(project, root, test_command=settings.test_command,
-                                         python=settings.python)
+    interpreter = await find_interpreter(
+        project, root, test_command=settings.test_command, python=settings.python
+    )
     ls.trace(interpreter.describe(root))
-    runner = PytestRunner(project, interpreter.command, settings.test_timeout,
-                          missing_pytest=interpreter.missing_pytest(root))
+    runner = PytestRunner(
+        project, interpreter.command, settings.test_timeout, missing_pytest=interpreter.missing_pytest(root)
+    )
     return await runner.run(test_ids)
 
 
@@ -86,8 +96,10 @@ def parse_scope(ls: FixloopServer, args: tuple[Any, ...]) -> tuple[Path, list[st
     """runTests' arguments as (root, test ids to run, files whose stored failures the run replaces)."""
     raw = args[0] if args else {}
     if len(args) > 1 or not isinstance(raw, dict):
-        raise BadArguments('runTests takes one optional object: {"uri"?: "file:///…", "testIds"?: [...], '
-                           '"root"?: "file:///folder"}')
+        raise BadArguments(
+            'runTests takes one optional object: {"uri"?: "file:///…", "testIds"?: [...], '
+            '"root"?: "file:///folder"}'
+        )
     uri, test_ids, root_uri = raw.get("uri"), raw.get("testIds"), raw.get("root")
     if root_uri is not None and not isinstance(root_uri, str):
         raise BadArguments(f"root must be a workspace folder's URI, got {root_uri!r}")

@@ -64,8 +64,9 @@ class FailureStore:
     def in_file(self, root: Path, file: str) -> list[Failure]:
         return [f for f in self.failing(root).values() if f.file == file]
 
-    def update(self, root: Path, ran: Iterable[str], failures: Iterable[Failure],
-               files_in_scope: Iterable[str] = ()) -> set[str]:
+    def update(
+        self, root: Path, ran: Iterable[str], failures: Iterable[Failure], files_in_scope: Iterable[str] = ()
+    ) -> set[str]:
         """Record one run's outcome; returns the test files whose diagnostics changed.
 
         Tests that ran and did not fail are cleared, and so is any stored failure in a file that
@@ -99,8 +100,10 @@ def to_diagnostic(failure: Failure, source_text: str | None) -> types.Diagnostic
             text = lines[line]
             start = len(text) - len(text.lstrip())
             end = len(text.encode("utf-16-le")) // 2
-    rng = types.Range(start=types.Position(line=line, character=start),
-                      end=types.Position(line=line, character=max(end, start)))
+    rng = types.Range(
+        start=types.Position(line=line, character=start),
+        end=types.Position(line=line, character=max(end, start)),
+    )
     return types.Diagnostic(
         range=rng,
         message=f"{failure.name} failed: {failure.message}",

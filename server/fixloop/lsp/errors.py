@@ -37,5 +37,8 @@ def error_detail(error: FixloopError) -> FixError:
 
 def error_result(error: FixloopError) -> dict[str, Any]:
     """A (non-fix) command's whole answer for an error that ends it before it did anything."""
-    return {"status": "error", "summary": error.message,
-            "error": {"kind": type(error).__name__, "message": error.message}}
+    return {
+        "status": "error",
+        "summary": error.message,
+        "error": {"kind": type(error).__name__, "message": error.message},
+    }

@@ -32,16 +32,24 @@ from fixloop.result import FixError, FixResult, FixStatus
 log = logging.getLogger(__name__)
 
 DELTA_INTERVAL = 0.5  # seconds between progress reports of a streaming thought
-CANNOT_TAKE_A_FIX = ("this client can neither apply workspace edits nor show messages, so a fix could not "
-                     "reach you; use `fixloop fix TEST_ID` on the command line")
+CANNOT_TAKE_A_FIX = (
+    "this client can neither apply workspace edits nor show messages, so a fix could not "
+    "reach you; use `fixloop fix TEST_ID` on the command line"
+)
 
 
 class FixSession:
     """One fixFailingTest request from arguments to answer; cancellable until the edit is proposed."""
 
-    def __init__(self, ls: FixloopServer, task: asyncio.Task[Any] | None,
-                 client_token: types.ProgressToken | None, *, again: KeptRun | None = None,
-                 reason: str = "") -> None:
+    def __init__(
+        self,
+        ls: FixloopServer,
+        task: asyncio.Task[Any] | None,
+        client_token: types.ProgressToken | None,
+        *,
+        again: KeptRun | None = None,
+        reason: str = "",
+    ) -> None:
         self.ls = ls
         self.task = task
         self.client_token = client_token
@@ -72,8 +80,11 @@ class FixSession:
         try:
             if not EditCapabilities.of(self.ls.client_capabilities).can_take_a_fix:
                 raise UnsupportedClient(CANNOT_TAKE_A_FIX)
-            target = (FixTarget(self.again.root, self.again.test_ids) if self.again is not None
-                      else resolve_target(self.ls, args))
+            target = (
+                FixTarget(self.again.root, self.again.test_ids)
+                if self.again is not None
+                else resolve_target(self.ls, args)
+            )
             settings = await self._prepare(target)
             fix_run = self._make_run(target, settings)
             result = await self._execute(fix_run)
@@ -104,8 +115,9 @@ class FixSession:
         settings, errors = await folder_settings(self.ls, target.root)
         self._warn(errors)
         self.test_ids, self.label = target.test_ids, target.label
-        self.progress = await FixProgress.open(self.ls, self.client_token, title=self.label,
-                                               message="starting", max_steps=settings.max_steps)
+        self.progress = await FixProgress.open(
+            self.ls, self.client_token, title=self.label, message="starting", max_steps=settings.max_steps
+        )
         self.progress.on_cancel(self.cancel)
         if not self.test_ids and target.file is not None:
             self.progress.report(f"looking for a failing test in {relpath(target.root, target.file)}", 0)
@@ -145,8 +157,9 @@ class FixSession:
         self.run_id = fix_run.run_id
         self.ls.runs.claim(ActiveRun(self.run_id, self.test_ids, self.cancel, self.root))
         try:
-            self.ls.trace(f"fixloop run {self.run_id}: fixing {', '.join(self.test_ids)}",
-                          types.MessageType.Info)
+            self.ls.trace(
+                f"fixloop run {self.run_id}: fixing {', '.join(self.test_ids)}", types.MessageType.Info
+            )
             if self.progress is not None:
                 self.progress.report(f"fixing {self.test_ids[0]}", 0)
             return await fix_run.execute()
@@ -159,14 +172,16 @@ class FixSession:
             if self.progress is not None:
                 self.progress.report("proposing the edit", None)
             proposal = await propose(self.ls, target.root, result, self.label)
-            result = dataclasses.replace(result, applied=proposal.applied,
-                                         failure_reason=proposal.failure_reason)
+            result = dataclasses.replace(
+                result, applied=proposal.applied, failure_reason=proposal.failure_reason
+            )
         self._tell_user(result)
         return self._finish(result)
 
     def _failed(self, message: str, error: FixError | None = None) -> FixResult:
-        return dataclasses.replace(self._result("error", message),
-                                   error=error or FixError("FixloopError", message))
+        return dataclasses.replace(
+            self._result("error", message), error=error or FixError("FixloopError", message)
+        )
 
     def _result(self, status: FixStatus, summary: str) -> FixResult:
         return FixResult(run_id=self.run_id, status=status, test_ids=self.test_ids, summary=summary)

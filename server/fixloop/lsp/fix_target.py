@@ -14,8 +14,10 @@ from fixloop.lsp.documents import default_root, document_text, folder_of, inside
 from fixloop.lsp.errors import BadArguments
 from fixloop.pytest_runner import locate
 
-USAGE = ('fixFailingTest takes one object: {"testId": "tests/test_x.py::test_y", "root"?: "file:///folder"} '
-         'or {"uri": "file:///…", "position": {"line": 0, "character": 0}}')
+USAGE = (
+    'fixFailingTest takes one object: {"testId": "tests/test_x.py::test_y", "root"?: "file:///folder"} '
+    'or {"uri": "file:///…", "position": {"line": 0, "character": 0}}'
+)
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,11 @@ class FixArgs:
         line: int | None = None
         character = 0
         if position is not None:
-            if (not isinstance(position, Mapping) or not isinstance(position.get("line"), int)
-                    or position["line"] < 0):
+            if (
+                not isinstance(position, Mapping)
+                or not isinstance(position.get("line"), int)
+                or position["line"] < 0
+            ):
                 raise BadArguments(f"position must be {{line, character}} with line >= 0, got {position!r}")
             line = position["line"]
             character = position.get("character") if isinstance(position.get("character"), int) else 0

@@ -46,6 +46,8 @@ class KeptRuns:
             del self._runs[old]
         run = self._runs.get(run_id)
         if run is None:
-            raise BadArguments(f"run {run_id} is not kept: fixloop keeps a run that proposed a fix for "
-                               f"{self.seconds / 60:.0f} minutes; start a new fix instead")
+            raise BadArguments(
+                f"run {run_id} is not kept: fixloop keeps a run that proposed a fix for "
+                f"{self.seconds / 60:.0f} minutes; start a new fix instead"
+            )
         return run

@@ -91,8 +91,14 @@ class FixProgress:
         self.ended = False
 
     @classmethod
-    async def open(cls, ls: LanguageServer, client_token: types.ProgressToken | None, title: str,
-                   message: str, max_steps: int) -> FixProgress:
+    async def open(
+        cls,
+        ls: LanguageServer,
+        client_token: types.ProgressToken | None,
+        title: str,
+        message: str,
+        max_steps: int,
+    ) -> FixProgress:
         token = client_token
         if token is None and get_capability(ls.client_capabilities, "window.work_done_progress", False):
             token = f"fixloop-{uuid.uuid4().hex[:12]}"
@@ -106,8 +112,10 @@ class FixProgress:
                 token = None
         progress = cls(ls, token, max_steps)
         if token is not None:
-            ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-                title=title, cancellable=True, message=message, percentage=0))
+            ls.work_done_progress.begin(
+                token,
+                types.WorkDoneProgressBegin(title=title, cancellable=True, message=message, percentage=0),
+            )
         return progress
 
     def on_cancel(self, callback: Callable[[], None]) -> None:
@@ -127,8 +135,10 @@ class FixProgress:
             # Monotonic and below 100 until the end: VS Code ignores reports without a percentage
             # once begin had one (lsp-facts §1.6), so every report carries one.
             self.percentage = max(self.percentage, min(99, step * 100 // self.max_steps))
-        self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(
-            message=message, percentage=self.percentage, cancellable=True))
+        self.ls.work_done_progress.report(
+            self.token,
+            types.WorkDoneProgressReport(message=message, percentage=self.percentage, cancellable=True),
+        )
 
     def end(self, message: str) -> None:
         if self.token is None or self.ended:

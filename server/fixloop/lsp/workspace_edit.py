@@ -36,7 +36,9 @@ class EditCapabilities:
             apply_edit=bool(get_capability(caps, "workspace.apply_edit", False)),
             document_changes=bool(get_capability(caps, "workspace.workspace_edit.document_changes", False)),
             change_annotations=get_capability(
-                caps, "workspace.workspace_edit.change_annotation_support", None) is not None,
+                caps, "workspace.workspace_edit.change_annotation_support", None
+            )
+            is not None,
             resource_operations=frozenset(str(getattr(op, "value", op)) for op in ops),
             window=caps.window is not None,
         )
@@ -71,7 +73,8 @@ def build_workspace_edit(
             if change.old_text is None or change.new_text is None:
                 raise UnsupportedEdit(
                     f"the fix {'creates' if change.old_text is None else 'deletes'} {change.path}, "
-                    "which this client cannot apply (no documentChanges support)")
+                    "which this client cannot apply (no documentChanges support)"
+                )
             plain[uri_of(change.path)] = text_edits(change.old_text, change.new_text)
         return types.WorkspaceEdit(changes=plain)
 
@@ -84,38 +87,54 @@ def build_workspace_edit(
             return edits
         annotation = TEST_ANNOTATION if is_test(change.path) else SOURCE_ANNOTATION
         used.add(annotation)
-        return [types.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id=annotation)
-                for e in edits]
+        return [
+            types.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id=annotation)
+            for e in edits
+        ]
 
     for change in changes:
         uri = uri_of(change.path)
         if change.old_text is None:
             if "create" not in caps.resource_operations:
                 raise UnsupportedEdit(f"the fix creates {change.path}, which this client cannot do")
-            document_changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(
-                overwrite=False, ignore_if_exists=True)))
-            document_changes.append(types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-                edits=edits_for(change, "", change.new_text or "")))
+            document_changes.append(
+                types.CreateFile(
+                    uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)
+                )
+            )
+            document_changes.append(
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                    edits=edits_for(change, "", change.new_text or ""),
+                )
+            )
         elif change.new_text is None:
             if "delete" not in caps.resource_operations:
                 raise UnsupportedEdit(f"the fix deletes {change.path}, which this client cannot do")
             document_changes.append(types.DeleteFile(uri=uri))
         else:
-            document_changes.append(types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(
-                    uri=uri, version=versions.get(uri)),
-                edits=edits_for(change, change.old_text, change.new_text)))
+            document_changes.append(
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=versions.get(uri)
+                    ),
+                    edits=edits_for(change, change.old_text, change.new_text),
+                )
+            )
 
     annotations: dict[str, types.ChangeAnnotation] | None = None
     if caps.annotated:
         catalog = {
             SOURCE_ANNOTATION: types.ChangeAnnotation(
-                label=label, needs_confirmation=False,
-                description="Proven by fixloop: the test passes with it"),
+                label=label,
+                needs_confirmation=False,
+                description="Proven by fixloop: the test passes with it",
+            ),
             TEST_ANNOTATION: types.ChangeAnnotation(
-                label=f"{label} (changes a test file)", needs_confirmation=True,
-                description="This fix changes a test file: review it before applying"),
+                label=f"{label} (changes a test file)",
+                needs_confirmation=True,
+                description="This fix changes a test file: review it before applying",
+            ),
         }
         annotations = {key: value for key, value in catalog.items() if key in used}
     return types.WorkspaceEdit(document_changes=document_changes, change_annotations=annotations)

@@ -65,24 +65,41 @@ class ToolsUnsupported(ModelError):
     """The endpoint rejected the `tools` parameter (HTTP 400); the loop falls back to the text protocol."""
 
 
-def open_client(base_url: str, api_key: str | None, *, api_version: str = "",
-                timeout: openai.Timeout | float = 600.0) -> openai.AsyncOpenAI:
+def open_client(
+    base_url: str, api_key: str | None, *, api_version: str = "", timeout: openai.Timeout | float = 600.0
+) -> openai.AsyncOpenAI:
     """The OpenAI client for an endpoint: Bearer auth, or with `api_version` Azure OpenAI's `api-key`
     header and `api-version` query (base URL `https://RESOURCE.openai.azure.com/openai/deployments/NAME`)."""
     if api_version:
-        return openai.AsyncAzureOpenAI(base_url=base_url, api_key=api_key or "no-key",
-                                       api_version=api_version, timeout=timeout, max_retries=0)
+        return openai.AsyncAzureOpenAI(
+            base_url=base_url,
+            api_key=api_key or "no-key",
+            api_version=api_version,
+            timeout=timeout,
+            max_retries=0,
+        )
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0)
 
 
 class ChatModel:
     """An OpenAI-compatible chat endpoint; `complete` streams one turn and returns it whole."""
 
-    def __init__(self, *, base_url: str, model: str, api_key: str | None, timeout: float = 600.0,
-                 max_retries: int = 4, temperature: float | None = None, stream: bool = True,
-                 backoff: float = 1.0, max_output_tokens: int | None = 4096,
-                 stall_timeout: float = STALL_TIMEOUT, retry_window: float = RETRY_WINDOW,
-                 api_version: str = "") -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        timeout: float = 600.0,
+        max_retries: int = 4,
+        temperature: float | None = None,
+        stream: bool = True,
+        backoff: float = 1.0,
+        max_output_tokens: int | None = 4096,
+        stall_timeout: float = STALL_TIMEOUT,
+        retry_window: float = RETRY_WINDOW,
+        api_version: str = "",
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.max_retries = max_retries
@@ -96,17 +113,26 @@ class ChatModel:
         self.max_output_tokens = max_output_tokens
         self.seconds = 0.0  # time spent waiting for the endpoint, retries included (the run's figures)
         self._prompt_ratio = 0.25  # prompt tokens a character, as the server last reported them
-        self._client = open_client(self.base_url, api_key, api_version=api_version,
-                                   timeout=openai.Timeout(timeout, connect=min(timeout, 30.0)))
+        self._client = open_client(
+            self.base_url,
+            api_key,
+            api_version=api_version,
+            timeout=openai.Timeout(timeout, connect=min(timeout, 30.0)),
+        )
 
     async def close(self) -> None:
         await self._client.close()
 
-    async def complete(self, messages: Sequence[dict[str, Any]], *, tools: list[dict] | None = None,
-                       stop: Sequence[str] | None = None,
-                       on_delta: Callable[[str], None] | None = None,
-                       watch: StreamWatch | None = None,
-                       sampling: Sampling | None = None) -> ModelReply:
+    async def complete(
+        self,
+        messages: Sequence[dict[str, Any]],
+        *,
+        tools: list[dict] | None = None,
+        stop: Sequence[str] | None = None,
+        on_delta: Callable[[str], None] | None = None,
+        watch: StreamWatch | None = None,
+        sampling: Sampling | None = None,
+    ) -> ModelReply:
         """One model turn, retried on 429/5xx/connection errors (Retry-After honoured) within the retry
         window; any other failure is a ModelError with one line saying what the endpoint did.
 
@@ -120,20 +146,27 @@ class ChatModel:
         finally:
             self.seconds += time.monotonic() - started
 
-    async def complete_choices(self, messages: Sequence[dict[str, Any]], sampling: Sampling, *,
-                               tools: list[dict] | None = None,
-                               stop: Sequence[str] | None = None) -> list[ModelReply]:
+    async def complete_choices(
+        self,
+        messages: Sequence[dict[str, Any]],
+        sampling: Sampling,
+        *,
+        tools: list[dict] | None = None,
+        stop: Sequence[str] | None = None,
+    ) -> list[ModelReply]:
         """`sampling.n` replies to one request (not streamed); fewer when the endpoint ignores `n` (as
         llama.cpp servers do). The usage of the whole request is on the first reply."""
         started = time.monotonic()
         try:
-            response = await self._client.chat.completions.create(**self._request(messages, tools, stop,
-                                                                                  sampling))
+            response = await self._client.chat.completions.create(
+                **self._request(messages, tools, stop, sampling)
+            )
         except openai.APIError as error:
             raise self._explain(error, tools is not None, 0) from None
         except (ValueError, UnicodeError) as error:
-            raise ModelError(f"the model at {self.base_url} sent a reply that is not JSON ({_short(error)})"
-                             ) from None
+            raise ModelError(
+                f"the model at {self.base_url} sent a reply that is not JSON ({_short(error)})"
+            ) from None
         finally:
             self.seconds += time.monotonic() - started
         try:
@@ -141,10 +174,15 @@ class ChatModel:
         except MalformedReply as malformed:
             raise ModelError(f"the model at {self.base_url} sent {malformed}") from None
 
-    async def _complete_retried(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
-                                stop: Sequence[str] | None, on_delta: Callable[[str], None] | None,
-                                watch: StreamWatch | None = None,
-                                sampling: Sampling | None = None) -> ModelReply:
+    async def _complete_retried(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: list[dict] | None,
+        stop: Sequence[str] | None,
+        on_delta: Callable[[str], None] | None,
+        watch: StreamWatch | None = None,
+        sampling: Sampling | None = None,
+    ) -> ModelReply:
         attempt = 0
         started = time.monotonic()
         while True:
@@ -162,17 +200,21 @@ class ChatModel:
             except (openai.APIConnectionError, openai.APIStatusError) as failure:
                 error = failure
                 retryable = isinstance(error, openai.APIConnectionError) or (
-                    getattr(error, "status_code", 0) in RETRYABLE_STATUS)
+                    getattr(error, "status_code", 0) in RETRYABLE_STATUS
+                )
                 # a refused connection is rarely transient: give up sooner than on a 5xx or a dropped stream
                 limit = min(self.max_retries, 2) if _refused(error) else self.max_retries
                 if isinstance(error, openai.APITimeoutError):
                     limit = min(limit, MAX_STALL_RETRIES)
             except MalformedReply as malformed:
-                raise ModelError(f"the model at {self.base_url} sent {malformed} — is baseUrl an "
-                                 "OpenAI-compatible endpoint (ending in /v1)?") from None
+                raise ModelError(
+                    f"the model at {self.base_url} sent {malformed} — is baseUrl an "
+                    "OpenAI-compatible endpoint (ending in /v1)?"
+                ) from None
             except openai.APIError as failure:  # an error object inside a 200 stream
-                raise ModelError(f"the model at {self.base_url} reported an error in its answer: "
-                                 f"{_short(failure)}") from None
+                raise ModelError(
+                    f"the model at {self.base_url} reported an error in its answer: {_short(failure)}"
+                ) from None
             delay = self._retry_delay(error, attempt)
             spent = time.monotonic() - started
             if not retryable or attempt >= limit or spent + delay > self.retry_window:
@@ -181,8 +223,13 @@ class ChatModel:
             attempt += 1
             await asyncio.sleep(delay)
 
-    def _request(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
-                 stop: Sequence[str] | None, sampling: Sampling | None = None) -> dict[str, Any]:
+    def _request(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: list[dict] | None,
+        stop: Sequence[str] | None,
+        sampling: Sampling | None = None,
+    ) -> dict[str, Any]:
         """The chat completion request's arguments (left out when empty)."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages)}
         if self.temperature is not None:
@@ -197,10 +244,15 @@ class ChatModel:
             kwargs["max_tokens"] = self.max_output_tokens
         return kwargs
 
-    async def _complete_once(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
-                             stop: Sequence[str] | None, on_delta: Callable[[str], None] | None,
-                             watch: StreamWatch | None = None,
-                             sampling: Sampling | None = None) -> ModelReply:
+    async def _complete_once(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: list[dict] | None,
+        stop: Sequence[str] | None,
+        on_delta: Callable[[str], None] | None,
+        watch: StreamWatch | None = None,
+        sampling: Sampling | None = None,
+    ) -> ModelReply:
         kwargs = self._request(messages, tools, stop, sampling)
         if not self.stream:
             try:
@@ -212,7 +264,8 @@ class ChatModel:
             return reply_from_completion(response)
         try:
             stream = await self._client.chat.completions.create(
-                **kwargs, stream=True, stream_options={"include_usage": True})
+                **kwargs, stream=True, stream_options={"include_usage": True}
+            )
         except openai.APITimeoutError:
             raise _Stalled(False) from None
         streamed = StreamedReply(on_delta, watch)
@@ -223,8 +276,9 @@ class ChatModel:
                 break
         if not streamed.answered:
             kind = stream.response.headers.get("content-type", "no content type").split(";")[0]
-            raise MalformedReply(f"no chat completion chunks (a {stream.response.status_code} answer of type "
-                             f"{kind})")
+            raise MalformedReply(
+                f"no chat completion chunks (a {stream.response.status_code} answer of type {kind})"
+            )
         reply = streamed.reply(messages, tools, self._prompt_ratio)
         if not reply.estimated:
             self._prompt_ratio = reply.prompt_tokens / max(1, prompt_chars(messages, tools))
@@ -262,37 +316,46 @@ class ChatModel:
                     return min(max(float(header), 0.0), 60.0)
                 except ValueError:
                     pass
-        return min(self.backoff * (2 ** attempt), 30.0)
+        return min(self.backoff * (2**attempt), 30.0)
 
     def _explain(self, error: Exception, sent_tools: bool, retries: int, spent: float = 0.0) -> ModelError:
         where = self.base_url
         tries = f" ({retries + 1} tries in {spent:.0f} s)" if retries else ""
         if isinstance(error, _Stalled) and error.started:
-            return ModelError(f"the model at {where} stopped sending in the middle of its answer "
-                              f"(nothing for "
-                              f"{self.stall_timeout:g} s){tries}; check the server")
+            return ModelError(
+                f"the model at {where} stopped sending in the middle of its answer "
+                f"(nothing for "
+                f"{self.stall_timeout:g} s){tries}; check the server"
+            )
         if isinstance(error, _Stalled | openai.APITimeoutError):
-            return ModelError(f"the model at {where} did not answer within {self.timeout:g} s{tries}; "
-                              "raise modelTimeout, or check the server")
+            return ModelError(
+                f"the model at {where} did not answer within {self.timeout:g} s{tries}; "
+                "raise modelTimeout, or check the server"
+            )
         if isinstance(error, openai.APIConnectionError):
             cause = error.__cause__ or error.__context__
             reason = _short(cause) if cause else "connection failed"
             if "refused" in reason.lower() or "all connection attempts failed" in reason.lower():
                 reason = "connection refused"
             elif "incomplete" in reason.lower() or "peer closed" in reason.lower():
-                return ModelError(f"the model at {where} closed the connection in the middle of its answer"
-                                  f"{tries}; check the server")
+                return ModelError(
+                    f"the model at {where} closed the connection in the middle of its answer"
+                    f"{tries}; check the server"
+                )
             return ModelError(f"cannot reach {where}: {reason} — is your model server running?")
         status = getattr(error, "status_code", 0)
         message = _error_message(error)
         if status == 401:
-            return ModelError(f"401 from {where}: set FIXLOOP_API_KEY (or the variable named by apiKeyEnv) "
-                              "to a valid key")
+            return ModelError(
+                f"401 from {where}: set FIXLOOP_API_KEY (or the variable named by apiKeyEnv) to a valid key"
+            )
         if status == 403:
             return ModelError(f"403 from {where}: the key may not use model '{self.model}' ({message})")
         if status == 404:
-            return ModelError(f"model '{self.model}' not found at {where} ({message}); "
-                              "check the `model` and `baseUrl` settings")
+            return ModelError(
+                f"model '{self.model}' not found at {where} ({message}); "
+                "check the `model` and `baseUrl` settings"
+            )
         if status == 400 and sent_tools and "tool" in message.lower():
             return ToolsUnsupported(f"{where} does not accept tools: {message}")
         after = f" after {retries} retries" if retries else ""
@@ -329,5 +392,3 @@ def _content_type(error: Exception) -> str:
 def _short(error: BaseException | None) -> str:
     text = str(error).strip().splitlines()[0] if error is not None and str(error).strip() else ""
     return (text or type(error).__name__)[:300]
-
-

@@ -16,17 +16,25 @@ from fixloop.model.pull import model_path, models_dir, pull, status, verify_file
 
 def add_model_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> None:
     """Add `model pull [NAME] [--force]` and `model list [--verify]` to the CLI's subparsers."""
-    model = subparsers.add_parser("model", help="download and list the local models (for `model: local`)",
-                                  parents=list(parents),
-                                  epilog=f"models are kept in {models_dir()} [env: FIXLOOP_MODELS_DIR]")
+    model = subparsers.add_parser(
+        "model",
+        help="download and list the local models (for `model: local`)",
+        parents=list(parents),
+        epilog=f"models are kept in {models_dir()} [env: FIXLOOP_MODELS_DIR]",
+    )
     actions = model.add_subparsers(dest="model_command", metavar="{pull,list}")
     actions.required = True
     pull_parser = actions.add_parser("pull", help="download and verify a local model", parents=list(parents))
-    pull_parser.add_argument("name", nargs="?", default=DEFAULT_MODEL,
-                             help=f"model name (default {DEFAULT_MODEL}); see `fixloop model list`")
+    pull_parser.add_argument(
+        "name",
+        nargs="?",
+        default=DEFAULT_MODEL,
+        help=f"model name (default {DEFAULT_MODEL}); see `fixloop model list`",
+    )
     pull_parser.add_argument("--force", action="store_true", help="download again even if present")
-    list_parser = actions.add_parser("list", help="show the known models and which are downloaded",
-                                     parents=list(parents))
+    list_parser = actions.add_parser(
+        "list", help="show the known models and which are downloaded", parents=list(parents)
+    )
     list_parser.add_argument("--verify", action="store_true", help="hash downloaded files not verified yet")
 
 
@@ -41,8 +49,13 @@ def pull_with_progress(name: str | None, *, force: bool = False) -> int:
     """`fixloop model pull`: a rich progress bar on stderr, the verified path on stdout."""
     info = get_model(name)
     console = Console(stderr=True)
-    columns = ("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-               TransferSpeedColumn(), TimeRemainingColumn())
+    columns = (
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task(f"{info.name}", total=info.size)
 
@@ -65,8 +78,12 @@ def _list(*, verify: bool) -> int:
         state = status(info)
         if verify and state == "unverified":
             state = "verified" if verify_file(info, model_path(info)) else "corrupt"
-        label = {"missing": "not downloaded", "unverified": "downloaded (not verified: `--verify`)",
-                 "incomplete": "incomplete: pull again", "corrupt": "corrupt: pull --force"}.get(state, state)
+        label = {
+            "missing": "not downloaded",
+            "unverified": "downloaded (not verified: `--verify`)",
+            "incomplete": "incomplete: pull again",
+            "corrupt": "corrupt: pull --force",
+        }.get(state, state)
         name = f"{info.name} (default)" if info.name == DEFAULT_MODEL else info.name
         table.add_row(name, f"{info.size_mb:,} MB", label, info.description)
     console.print(table)

@@ -65,8 +65,9 @@ class Endpoint:
         return [urlunsplit((parts.scheme, parts.netloc, f"{path}/models", "", "")), f"{root}/api/tags"]
 
 
-def _call(endpoint: Endpoint, url: str, timeout: float,
-          body: dict[str, Any] | None = None) -> tuple[int, Any]:
+def _call(
+    endpoint: Endpoint, url: str, timeout: float, body: dict[str, Any] | None = None
+) -> tuple[int, Any]:
     """(HTTP status, the JSON answer or None); ModelError(UNREACHABLE) when no connection, _Slow on a
     connection that does not answer in time."""
     data = json.dumps(body).encode() if body is not None else None
@@ -97,8 +98,11 @@ def model_names(payload: Any) -> list[str]:
     for key, field in (("data", "id"), ("models", "name"), ("models", "model")):
         entries = payload.get(key)
         if isinstance(entries, list):
-            names += [entry[field] for entry in entries
-                      if isinstance(entry, dict) and isinstance(entry.get(field), str)]
+            names += [
+                entry[field]
+                for entry in entries
+                if isinstance(entry, dict) and isinstance(entry.get(field), str)
+            ]
     return list(dict.fromkeys(names))
 
 
@@ -120,10 +124,15 @@ def list_models_now(endpoint: Endpoint, timeout: float = READ_TIMEOUT) -> list[s
         names = model_names(payload) if status == 200 else []
         if names:
             return names
-        problems.append(f"{urlsplit(url).path} answered {status}" if status != 200 else
-                        f"{urlsplit(url).path} listed no models")
-    raise ModelError(f"{endpoint.base_url} lists no models ({'; '.join(problems)}); is it an "
-                     "OpenAI-compatible base URL (ending in /v1)?")
+        problems.append(
+            f"{urlsplit(url).path} answered {status}"
+            if status != 200
+            else f"{urlsplit(url).path} listed no models"
+        )
+    raise ModelError(
+        f"{endpoint.base_url} lists no models ({'; '.join(problems)}); is it an "
+        "OpenAI-compatible base URL (ending in /v1)?"
+    )
 
 
 async def list_models(endpoint: Endpoint) -> list[str]:
@@ -177,12 +186,16 @@ async def answers(endpoint: Endpoint, model: str, names: list[str] | None = None
 
 def _missing(endpoint: Endpoint, model: str, names: list[str]) -> str:
     if endpoint.api_version:
-        return (f"no such deployment: {endpoint.base_url} answers 404; Azure OpenAI's base URL ends in "
-                "/openai/deployments/<your deployment name>")
+        return (
+            f"no such deployment: {endpoint.base_url} answers 404; Azure OpenAI's base URL ends in "
+            "/openai/deployments/<your deployment name>"
+        )
     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
     has = f" (it has {shown})" if names else ""
-    return (f"model '{model}' is not served at {endpoint.base_url}{has}; set `model` to one that is "
-            f"(`fixloop models --base-url {endpoint.base_url}` lists them)")
+    return (
+        f"model '{model}' is not served at {endpoint.base_url}{has}; set `model` to one that is "
+        f"(`fixloop models --base-url {endpoint.base_url}` lists them)"
+    )
 
 
 def _unreachable(endpoint: Endpoint, reason: Any) -> str:
@@ -192,10 +205,14 @@ def _unreachable(endpoint: Endpoint, reason: Any) -> str:
         text = "connection refused"
     else:
         text = (str(reason).strip().splitlines() or ["connection failed"])[0][:200]
-    return (f"cannot reach {endpoint.base_url}: {text} — is your model server running? "
-            "(`fixloop doctor` checks it)")
+    return (
+        f"cannot reach {endpoint.base_url}: {text} — is your model server running? "
+        "(`fixloop doctor` checks it)"
+    )
 
 
 def _key_message(endpoint: Endpoint, status: int) -> str:
-    return (f"{status} from {endpoint.base_url}: the key was not accepted; set FIXLOOP_API_KEY (or the "
-            "variable named by apiKeyEnv) to a valid key")
+    return (
+        f"{status} from {endpoint.base_url}: the key was not accepted; set FIXLOOP_API_KEY (or the "
+        "variable named by apiKeyEnv) to a valid key"
+    )

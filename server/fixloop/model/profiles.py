@@ -30,17 +30,42 @@ class ModelProfile:
 
 # Small models (<= 3B): they repeat their first idea at temperature 0 and handle JSON tool calls poorly, so
 # the first turn asks for whole corrected functions as code and several candidates are sampled and verified.
-_SMALL = {"temperature": 0.0, "compact_tools": True, "strategy": "sample", "edit_form": "code",
-          "samples": 6, "sample_temperature": 0.8, "sample_parallel": 2, "sample_rounds": 2,
-          "context_chars": 24_000,
-          "warm_start_chars": 6000}
+_SMALL = {
+    "temperature": 0.0,
+    "compact_tools": True,
+    "strategy": "sample",
+    "edit_form": "code",
+    "samples": 6,
+    "sample_temperature": 0.8,
+    "sample_parallel": 2,
+    "sample_rounds": 2,
+    "context_chars": 24_000,
+    "warm_start_chars": 6000,
+}
 # Mid-size open models (7B-34B): good with tools, still better with a verified code first turn.
-_MID = {"temperature": 0.0, "strategy": "react", "edit_form": "code", "samples": 4, "sample_rounds": 2,
-        "sample_temperature": 0.7, "context_chars": 48_000, "warm_start_chars": 8000}
+_MID = {
+    "temperature": 0.0,
+    "strategy": "react",
+    "edit_form": "code",
+    "samples": 4,
+    "sample_rounds": 2,
+    "sample_temperature": 0.7,
+    "context_chars": 48_000,
+    "warm_start_chars": 8000,
+}
 # Large hosted models: native tools, the loop first; sampling only after a rejected attempt.
-_LARGE = {"temperature": 0.0, "protocol": "auto", "strategy": "react", "edit_form": "tools", "samples": 4,
-          "sample_rounds": 1, "sample_temperature": 0.8, "sample_parallel": 4, "context_chars": 96_000,
-          "warm_start_chars": 12_000}
+_LARGE = {
+    "temperature": 0.0,
+    "protocol": "auto",
+    "strategy": "react",
+    "edit_form": "tools",
+    "samples": 4,
+    "sample_rounds": 1,
+    "sample_temperature": 0.8,
+    "sample_parallel": 4,
+    "context_chars": 96_000,
+    "warm_start_chars": 12_000,
+}
 
 PROFILES: tuple[ModelProfile, ...] = (
     ModelProfile("managed local model", r"^local(:.*)?$", _SMALL),
@@ -51,8 +76,11 @@ PROFILES: tuple[ModelProfile, ...] = (
     ModelProfile("Llama", r"llama", _MID),
     ModelProfile("DeepSeek", r"deepseek", {**_MID, "context_chars": 96_000}),
     # OpenAI's reasoning models reject `temperature`: it stays unsent unless the user sets it.
-    ModelProfile("OpenAI reasoning", r"^(openai/)?(o\d|gpt-5)",
-                 {key: value for key, value in _LARGE.items() if key != "temperature"}),
+    ModelProfile(
+        "OpenAI reasoning",
+        r"^(openai/)?(o\d|gpt-5)",
+        {key: value for key, value in _LARGE.items() if key != "temperature"},
+    ),
     ModelProfile("GPT", r"^(openai/)?(gpt-|o\d)", _LARGE),
     ModelProfile("Claude", r"claude", _LARGE),
 )

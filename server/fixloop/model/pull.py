@@ -69,9 +69,15 @@ class _Writer:
             self.progress(done, self.total)
 
 
-def pull(name: str | None = None, *, progress: ProgressFn | None = None,
-         sources: Sequence[ModelSource] | None = None, catalog: tuple[ModelInfo, ...] | None = None,
-         directory: Path | None = None, force: bool = False) -> Path:
+def pull(
+    name: str | None = None,
+    *,
+    progress: ProgressFn | None = None,
+    sources: Sequence[ModelSource] | None = None,
+    catalog: tuple[ModelInfo, ...] | None = None,
+    directory: Path | None = None,
+    force: bool = False,
+) -> Path:
     """Fetch model `name` (default model when None) into `directory` and return its verified path.
 
     Written to `<file>.<pid>.part`, checked for size and SHA-256, then `os.replace`d into place. A
@@ -83,8 +89,10 @@ def pull(name: str | None = None, *, progress: ProgressFn | None = None,
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ModelError(f"cannot create the model directory {directory}: {error.strerror}; "
-                         "set FIXLOOP_MODELS_DIR to a writable folder") from None
+        raise ModelError(
+            f"cannot create the model directory {directory}: {error.strerror}; "
+            "set FIXLOOP_MODELS_DIR to a writable folder"
+        ) from None
     _remove_stale_parts(target)
     if not force and target.is_file() and verify_file(info, target):
         return target
@@ -118,7 +126,8 @@ def pull(name: str | None = None, *, progress: ProgressFn | None = None,
                 raise ModelError(
                     f"checksum mismatch for {info.name} from {source.label} (got {writer.written} bytes, "
                     f"sha256 {digest[:12]}…; expected {info.size} bytes, {info.sha256[:12]}…): "
-                    f"run `fixloop model pull {info.name}` to download it again")
+                    f"run `fixloop model pull {info.name}` to download it again"
+                )
             os.replace(part, target)
             _write_stamp(info, target)
             return target
@@ -133,8 +142,10 @@ def pull(name: str | None = None, *, progress: ProgressFn | None = None,
     if last_error is not None:
         raise last_error
     labels = ", ".join(source.label for source in candidates) or "none"
-    raise ModelError(f"no download source is reachable for {info.name} (tried {labels}): "
-                     f"check the network, then run `fixloop model pull {info.name}`")
+    raise ModelError(
+        f"no download source is reachable for {info.name} (tried {labels}): "
+        f"check the network, then run `fixloop model pull {info.name}`"
+    )
 
 
 def verify_file(info: ModelInfo, path: Path, *, hash_if_needed: bool = True) -> bool:
@@ -219,7 +230,7 @@ def _adopt_shared_copy(info: ModelInfo, target: Path) -> bool:
 def _remove_stale_parts(target: Path) -> None:
     """Drop `.part` files left by pulls that died (their pid is gone)."""
     for part in target.parent.glob(f"{target.name}.*.part"):
-        pid = part.name[len(target.name) + 1:-len(".part")]
+        pid = part.name[len(target.name) + 1 : -len(".part")]
         if pid.isdigit() and not pid_alive(int(pid)):
             part.unlink(missing_ok=True)
 
@@ -227,6 +238,8 @@ def _remove_stale_parts(target: Path) -> None:
 def _disk_full(info: ModelInfo, directory: Path, need: int, *, before: bool = False) -> str:
     free = shutil.disk_usage(directory).free if directory.exists() else 0
     what = "not enough disk space to download" if before else "disk full while downloading"
-    return (f"{what} {info.name} (need {need // 1_000_000} MB free in {directory}, "
-            f"{free // 1_000_000} MB free): free some space or set FIXLOOP_MODELS_DIR, then run "
-            f"`fixloop model pull {info.name}`")
+    return (
+        f"{what} {info.name} (need {need // 1_000_000} MB free in {directory}, "
+        f"{free // 1_000_000} MB free): free some space or set FIXLOOP_MODELS_DIR, then run "
+        f"`fixloop model pull {info.name}`"
+    )

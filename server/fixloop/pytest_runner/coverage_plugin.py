@@ -24,8 +24,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if not data_file or module is None:
         return
     try:
-        _coverage = module.Coverage(data_file=data_file, source=[str(config.rootpath)], branch=False,
-                                    config_file=False)
+        _coverage = module.Coverage(
+            data_file=data_file, source=[str(config.rootpath)], branch=False, config_file=False
+        )
         _coverage.start()
     except Exception:  # coverage is evidence for the model, never a reason for a run to fail
         _coverage = None

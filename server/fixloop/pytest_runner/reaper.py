@@ -74,8 +74,12 @@ def confine_writes(folders: list[str]) -> bool:
                     continue
                 try:
                     rule = _PathBeneath(rights, fd)
-                    if libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH,
-                                    ctypes.byref(rule), 0) != 0:
+                    if (
+                        libc.syscall(
+                            SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), 0
+                        )
+                        != 0
+                    ):
                         return False
                 finally:
                     os.close(fd)

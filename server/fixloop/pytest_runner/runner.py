@@ -83,7 +83,7 @@ class PytestRunner:
         fresh system temp folder per run when None. `confine_writes`: the one folder the tests may write
         under (the shadow's container), where the kernel can enforce it (Landlock)."""
         if not command:
-            raise TestRunError("testCommand is empty: set it to e.g. [\"python\", \"-m\", \"pytest\"]")
+            raise TestRunError('testCommand is empty: set it to e.g. ["python", "-m", "pytest"]')
         self.root = Path(root).resolve()
         self.command = _resolve_command(command)
         self.timeout = timeout
@@ -158,13 +158,16 @@ class PytestRunner:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def argv(self, test_ids: Sequence[str], workdir: Path | None = None,
-             root: Path | None = None) -> list[str]:
+    def argv(
+        self, test_ids: Sequence[str], workdir: Path | None = None, root: Path | None = None
+    ) -> list[str]:
         """pytest's command line: fixloop's options, then `--` and the node ids (never an option)."""
         for test_id in test_ids:
             if test_id.startswith(("-", "@")) or "\0" in test_id:
-                raise TestRunError(f"{test_id[:80]!r} is not a test id: only node ids are run, never pytest "
-                                   f"options or @files (e.g. 'tests/test_app.py::test_parse')")
+                raise TestRunError(
+                    f"{test_id[:80]!r} is not a test id: only node ids are run, never pytest "
+                    f"options or @files (e.g. 'tests/test_app.py::test_parse')"
+                )
         pinned = [f"--basetemp={workdir / 'basetemp'}"] if workdir is not None else []
         return [
             *self.command,
@@ -216,8 +219,15 @@ class PytestRunner:
         started = time.monotonic()
         mark = uuid.uuid4().hex
         writable = ["--write", str(self.confine_writes)] if self.confine_writes is not None else []
-        command = [sys.executable, "-I", "-S", str(_REAPER), *writable, "--",
-                   *self.argv(test_ids, workdir, root)]
+        command = [
+            sys.executable,
+            "-I",
+            "-S",
+            str(_REAPER),
+            *writable,
+            "--",
+            *self.argv(test_ids, workdir, root),
+        ]
         try:
             proc = await asyncio.create_subprocess_exec(
                 *command,
@@ -270,10 +280,18 @@ class PytestRunner:
 
     def _check_imports(self, records: list[dict[str, Any]]) -> None:
         """Remember what the hook redirected; refuse a run that imported the user's real files."""
-        self.redirected = tuple(str(entry) for record in records if record.get("kind") == "redirected"
-                                for entry in record.get("entries") or ())
-        self.installed = {str(name): str(path) for record in records if record.get("kind") == "installed"
-                          for name, path in record.get("modules") or ()}
+        self.redirected = tuple(
+            str(entry)
+            for record in records
+            if record.get("kind") == "redirected"
+            for entry in record.get("entries") or ()
+        )
+        self.installed = {
+            str(name): str(path)
+            for record in records
+            if record.get("kind") == "installed"
+            for name, path in record.get("modules") or ()
+        }
         real: dict[str, str] = {}
         for record in records:
             if record.get("kind") == "real_imports":
@@ -288,8 +306,9 @@ class PytestRunner:
         if NOT_EXECUTABLE in output:
             raise TestRunError(f"test command is not executable: {self.command[0]!r}: set testCommand")
         if re.search(r"No module named '?pytest'?(\s|$)", output):
-            raise TestRunError(self.missing_pytest or f"pytest is not installed for {self.command[0]}: "
-                               "set testCommand")
+            raise TestRunError(
+                self.missing_pytest or f"pytest is not installed for {self.command[0]}: set testCommand"
+            )
         if f"No module named '{PLUGIN_MODULE}'" in output or f"No module named {PLUGIN_MODULE}" in output:
             raise TestRunError("the test command does not pass PYTHONPATH to pytest: set testCommand")
 
@@ -314,9 +333,11 @@ def real_imports_message(real: Mapping[str, str], python: str) -> str:
     files = sorted(real)
     named = ", ".join(f"{real[rel]} from {rel}" for rel in files[:3])
     more = f" and {len(files) - 3} more" if len(files) > 3 else ""
-    return (f"the tests in the scratch copy imported your real files ({named}{more}) with {python}, so no "
-            "fix can be verified there: the environment, not the model, is at fault; see the README's "
-            "'Projects as they are set up' for the editable installs fixloop redirects")
+    return (
+        f"the tests in the scratch copy imported your real files ({named}{more}) with {python}, so no "
+        "fix can be verified there: the environment, not the model, is at fault; see the README's "
+        "'Projects as they are set up' for the editable installs fixloop redirects"
+    )
 
 
 def _resolve_command(command: Sequence[str]) -> tuple[str, ...]:
@@ -362,5 +383,3 @@ class _OutputTail:
 
     def text(self) -> str:
         return self.buffer.decode("utf-8", errors="replace")
-
-

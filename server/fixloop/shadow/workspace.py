@@ -351,5 +351,3 @@ class ShadowWorkspace:
 
 
 # -- diffs and applying them ----------------------------------------------------------------------
-
-

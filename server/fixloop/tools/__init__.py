@@ -17,10 +17,26 @@ from fixloop.tools.toolbox import Toolbox
 from fixloop.tools.workspace import Workspace
 from fixloop.tools.write_file import WriteFileTool
 
-TOOL_NAMES = ("read_file", "list_files", "search", "run_tests", "edit_file", "replace_function", "write_file",
-              "submit")
-TOOL_CLASSES: tuple[type[Tool], ...] = (ReadFileTool, ListFilesTool, SearchTool, RunTestsTool, EditFileTool,
-                                        ReplaceFunctionTool, WriteFileTool, SubmitTool)
+TOOL_NAMES = (
+    "read_file",
+    "list_files",
+    "search",
+    "run_tests",
+    "edit_file",
+    "replace_function",
+    "write_file",
+    "submit",
+)
+TOOL_CLASSES: tuple[type[Tool], ...] = (
+    ReadFileTool,
+    ListFilesTool,
+    SearchTool,
+    RunTestsTool,
+    EditFileTool,
+    ReplaceFunctionTool,
+    WriteFileTool,
+    SubmitTool,
+)
 
 
 def tool_catalog() -> Toolbox:

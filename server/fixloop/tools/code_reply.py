@@ -63,7 +63,7 @@ def code_blocks(reply: str) -> list[CodeBlock]:
             inside, body = tag in _PYTHON_TAGS, []
             path = _named_path(lines[index - 1] if index else "")
             if not inside:  # another language's block: read past it
-                lines[index + 1:] = _past_block(lines[index + 1:])
+                lines[index + 1 :] = _past_block(lines[index + 1 :])
             continue
         written = [text for text in body if text.strip()]
         if tag and (not written or (len(written) == 1 and _BARE_PATH.match(written[0]))):
@@ -97,7 +97,7 @@ def _past_block(rest: list[str]) -> list[str]:
     """The lines after a non-Python block's closing fence (all of them blanked up to it)."""
     for offset, line in enumerate(rest):
         if _FENCE_LINE.match(line):
-            return ["\n"] * (offset + 1) + rest[offset + 1:]
+            return ["\n"] * (offset + 1) + rest[offset + 1 :]
     return ["\n"] * len(rest)
 
 
@@ -206,7 +206,7 @@ def _source(code_lines: list[str], node: ast.stmt, indent: str) -> tuple[str, ..
             out.append(line.lstrip(" \t"))
             continue
         leading = len(line) - len(line.lstrip(" \t"))
-        out.append(indent + line[min(leading, node.col_offset):])
+        out.append(indent + line[min(leading, node.col_offset) :])
     return tuple(out)
 
 
@@ -269,8 +269,9 @@ def _splices(code: str, tree: ast.Module, text: str, target: ast.Module) -> tupl
     return [_newlines(splice, newline) for splice in _without_overlaps(splices)], notes
 
 
-def _class_splices(code_lines: list[str], new: ast.ClassDef, lines: list[str],
-                   old: ast.ClassDef) -> tuple[list[_Splice], list[str]]:
+def _class_splices(
+    code_lines: list[str], new: ast.ClassDef, lines: list[str], old: ast.ClassDef
+) -> tuple[list[_Splice], list[str]]:
     members = {_key(item): item for item in old.body if _key(item)}
     body_indent = _indent(lines, old.body[0]) if old.body else _indent(lines, old) + "    "
     splices, notes = [], []
@@ -319,8 +320,10 @@ def _import_line(target: ast.Module) -> int:
 def _newlines(splice: _Splice, newline: str) -> _Splice:
     if newline == "\n":
         return splice
-    lines = tuple(line[:-1] + newline if line.endswith("\n") and not line.endswith("\r\n") else line
-                  for line in splice.lines)
+    lines = tuple(
+        line[:-1] + newline if line.endswith("\n") and not line.endswith("\r\n") else line
+        for line in splice.lines
+    )
     return _Splice(splice.start, splice.end, lines, splice.order)
 
 
@@ -329,7 +332,8 @@ def _without_overlaps(splices: list[_Splice]) -> list[_Splice]:
     kept: list[_Splice] = []
     for splice in splices:
         if splice.start == splice.end or not any(
-                other.start < splice.end and splice.start < other.end for other in kept):
+            other.start < splice.end and splice.start < other.end for other in kept
+        ):
             kept.append(splice)
     return kept
 
@@ -337,7 +341,7 @@ def _without_overlaps(splices: list[_Splice]) -> list[_Splice]:
 def _splice(text: str, splices: list[_Splice]) -> str:
     lines = text.splitlines(True)
     for splice in sorted(splices, key=lambda s: (s.start, s.end, s.order), reverse=True):
-        lines[splice.start:splice.end] = list(splice.lines)
+        lines[splice.start : splice.end] = list(splice.lines)
     return "".join(lines)
 
 

@@ -28,12 +28,12 @@ MAX_SHOWN = 30
 
 class EditFileTool(Tool):
     name = "edit_file"
-    brief = "replace old_text (must match exactly one place) with new_text; old_text \"\" creates a new file"
+    brief = 'replace old_text (must match exactly one place) with new_text; old_text "" creates a new file'
     description = (
         "Edit a file by replacing old_text with new_text. old_text must match exactly one place in the "
         "file: copy it from read_file's output without the line numbers, with enough lines to be unique. "
         "Differences in indentation and trailing spaces are tolerated. An edit that would leave a Python "
-        "file with a syntax error is refused. With old_text \"\" a new file is created with new_text."
+        'file with a syntax error is refused. With old_text "" a new file is created with new_text.'
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -65,18 +65,23 @@ class EditFileTool(Tool):
             # test: when exactly one project file holds old_text, that is the file they mean.
             found = self._one_file_with(old, None if resolved.exists() else resolved.name)
             if found is not None:
-                note = f"note: '{path}' does not hold old_text; edited '{self.workspace.relative(found)}', " \
-                       f"the one project file that does\n"
+                note = (
+                    f"note: '{path}' does not hold old_text; edited '{self.workspace.relative(found)}', "
+                    f"the one project file that does\n"
+                )
                 resolved = found
         resolved = self.workspace.resolve_file(self.workspace.relative(resolved), must_exist=True)
         rel = self.workspace.relative(resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)
         if not old.strip():
-            raise FileToolError("old_text is only whitespace; give the exact lines to replace (or \"\" to "
-                                "create a new file)")
+            raise FileToolError(
+                'old_text is only whitespace; give the exact lines to replace (or "" to create a new file)'
+            )
         if old == new:
-            raise FileToolError("old_text and new_text are the same, so nothing would change; put the "
-                                "corrected code in new_text")
+            raise FileToolError(
+                "old_text and new_text are the same, so nothing would change; put the "
+                "corrected code in new_text"
+            )
         current = read_text(resolved, rel)
         replacement = replace_unique(current.text, old, new, rel)
         text = replacement.text
@@ -86,14 +91,19 @@ class EditFileTool(Tool):
         error = syntax_error(resolved, text)
         if error is not None:
             if syntax_error(resolved, current.text) is None:
-                raise FileToolError(f"edit refused: it would leave '{rel}' with a "
-                                    f"{describe_syntax_error(error, text)}\nThe file is unchanged; fix "
-                                    f"new_text and try again.")
+                raise FileToolError(
+                    f"edit refused: it would leave '{rel}' with a "
+                    f"{describe_syntax_error(error, text)}\nThe file is unchanged; fix "
+                    f"new_text and try again."
+                )
             warning = f"\nnote: '{rel}' still has a {describe_syntax_error(error, text)}"
         resolved.write_bytes(current.encode(text))
         self.workspace.changed()
-        how = " (matched with different indentation; new_text was re-indented to fit)" \
-            if replacement.reindented else ""
+        how = (
+            " (matched with different indentation; new_text was re-indented to fit)"
+            if replacement.reindented
+            else ""
+        )
         if replacement.new_last < replacement.new_first:
             summary = f"edited {rel}: deleted lines {_span(replacement.old_first, replacement.old_last)}"
         else:
@@ -129,16 +139,21 @@ class EditFileTool(Tool):
         if resolved.exists():
             existing = read_text(resolved, rel)
             if existing.text.strip():
-                raise FileToolError(f"'{rel}' already exists and is not empty; give old_text to change part "
-                                    f"of it, or use write_file to replace it whole")
+                raise FileToolError(
+                    f"'{rel}' already exists and is not empty; give old_text to change part "
+                    f"of it, or use write_file to replace it whole"
+                )
         if not content.strip():
-            raise FileToolError("old_text and new_text are both empty; to create a file put its content in "
-                                "new_text")
+            raise FileToolError(
+                "old_text and new_text are both empty; to create a file put its content in new_text"
+            )
         error = syntax_error(resolved, content)
         if error is not None:
             problem = describe_syntax_error(error, content)
-            raise FileToolError(f"edit refused: '{rel}' would have a {problem}\n"
-                                f"Nothing was written; fix new_text and try again.")
+            raise FileToolError(
+                f"edit refused: '{rel}' would have a {problem}\n"
+                f"Nothing was written; fix new_text and try again."
+            )
         resolved.parent.mkdir(parents=True, exist_ok=True)
         resolved.write_bytes(content.encode("utf-8"))
         self.workspace.changed()
@@ -150,11 +165,14 @@ def refuse_test_edit(workspace: Workspace, rel: str, protect_tests: bool) -> Non
     """A FileToolError when this run may not change tests and `rel` is test code or test configuration
     (a pytest configuration file, conftest.py, an interpreter start-up hook)."""
     if protect_tests and workspace.is_test_file(rel):
-        raise FileToolError(f"'{rel}' is a test file, and this run may not change tests; fix the code under "
-                            f"test instead")
+        raise FileToolError(
+            f"'{rel}' is a test file, and this run may not change tests; fix the code under test instead"
+        )
     if protect_tests and is_whole_test_config(rel):
-        raise FileToolError(f"'{rel}' is test configuration, and this run may not change how tests run; fix "
-                            f"the code under test instead")
+        raise FileToolError(
+            f"'{rel}' is test configuration, and this run may not change how tests run; fix "
+            f"the code under test instead"
+        )
 
 
 def _span(first: int, last: int) -> str:

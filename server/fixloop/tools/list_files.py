@@ -44,6 +44,8 @@ class ListFilesTool(Tool):
         shown = files[: self.max_files]
         text = "\n".join(shown)
         if len(files) > len(shown):
-            text += (f"\n[{len(files) - len(shown)} more files not shown ({len(files)} in all); "
-                     f"give a folder path or a narrower pattern]")
+            text += (
+                f"\n[{len(files) - len(shown)} more files not shown ({len(files)} in all); "
+                f"give a folder path or a narrower pattern]"
+            )
         return ToolResult(text)

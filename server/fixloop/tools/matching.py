@@ -80,8 +80,10 @@ def _splice(text: str, at: int, old: str, new: str) -> Replacement:
 
 def _multiple(rel: str, lines: list[int]) -> FileToolError:
     shown = ", ".join(str(n) for n in lines[:10]) + (", …" if len(lines) > 10 else "")
-    return FileToolError(f"old_text matches {len(lines)} places in '{rel}' (lines {shown}); include more "
-                         f"surrounding lines in old_text so that it matches exactly one place")
+    return FileToolError(
+        f"old_text matches {len(lines)} places in '{rel}' (lines {shown}); include more "
+        f"surrounding lines in old_text so that it matches exactly one place"
+    )
 
 
 def _trim_blank(lines: list[str]) -> tuple[list[str], int, int]:
@@ -136,7 +138,11 @@ def _line_match(text: str, old: str, new: str, rel: str) -> Replacement | None:
     reindented = [_reindent(line, old_prefix, window_prefix) for line in new_lines]
     result_lines = file_lines[:i] + reindented + file_lines[i + n :]
     return Replacement(
-        "\n".join(result_lines), i + 1, i + n, i + 1, i + len(reindented),
+        "\n".join(result_lines),
+        i + 1,
+        i + n,
+        i + 1,
+        i + len(reindented),
         reindented=old_prefix != window_prefix,
     )
 
@@ -181,9 +187,13 @@ def near_miss_message(text: str, old: str, rel: str) -> str:
         if ratio > best_ratio:
             best_ratio, best = ratio, i
     if best_ratio < MIN_SIMILARITY:
-        return (f"{base}, and no lines in it look similar; read_file '{rel}' to see its current text, then "
-                f"copy old_text from it exactly")
+        return (
+            f"{base}, and no lines in it look similar; read_file '{rel}' to see its current text, then "
+            f"copy old_text from it exactly"
+        )
     window = file_lines[best : best + n]
     where = f"line {best + 1}" if n == 1 else f"lines {best + 1}-{best + n}"
-    return (f"{base}. Did you mean {where}?\n{fenced(window, best + 1, rel)}\n"
-            f"Copy old_text exactly from the file and try again.")
+    return (
+        f"{base}. Did you mean {where}?\n{fenced(window, best + 1, rel)}\n"
+        f"Copy old_text exactly from the file and try again."
+    )

@@ -55,8 +55,9 @@ def _resolved(workspace: Workspace, raw: str, *, must_exist: bool) -> tuple[str,
     if len(text) > MAX_ID_CHARS:
         raise TestIdError(f"test id {shown} is {len(text)} characters long; give a node id, {EXAMPLE}")
     if text.startswith(("-", "@")):
-        raise TestIdError(f"{shown} is not a test id: only node ids are run, never pytest options or @files; "
-                          f"{EXAMPLE}")
+        raise TestIdError(
+            f"{shown} is not a test id: only node ids are run, never pytest options or @files; {EXAMPLE}"
+        )
     if _CONTROL.search(text):
         raise TestIdError(f"test id {shown} holds a control character (a NUL or a newline); {EXAMPLE}")
     path, sep, rest = text.partition("::")
@@ -79,8 +80,10 @@ def _checked(workspace: Workspace, raw: str, known_files: frozenset[str]) -> lis
             raise TestIdError(f"no test files under {rel!r}; {EXAMPLE}")
         return files
     if rel not in known_files and (not is_test_path(rel) or not rel.endswith(".py")):
-        raise TestIdError(f"{rel!r} is not a test file (test_*.py, *_test.py or a .py file under tests/); "
-                          f"run the tests that cover it, {EXAMPLE}")
+        raise TestIdError(
+            f"{rel!r} is not a test file (test_*.py, *_test.py or a .py file under tests/); "
+            f"run the tests that cover it, {EXAMPLE}"
+        )
     return [rel + sep + rest]
 
 

@@ -53,8 +53,10 @@ class ReadFileTool(Tool):
         if start > total:
             raise FileToolError(f"start_line {start} is past the end of '{rel}', which has {total} lines")
         if end < start:
-            raise FileToolError(f"end_line {end} is before start_line {start}; give a range like "
-                                f"start_line={start}, end_line={min(total, start + 49)}")
+            raise FileToolError(
+                f"end_line {end} is before start_line {start}; give a range like "
+                f"start_line={start}, end_line={min(total, start + 49)}"
+            )
         end = min(end, total)
         header = f"{rel} (lines {start}-{end} of {total})"
         fence = "```python" if rel.endswith((".py", ".pyi")) else "```"
@@ -75,6 +77,8 @@ class ReadFileTool(Tool):
         if first is not None:
             # the header and fence take two lines; the last line shown may be cut: show it again
             following = int(first.group(1)) + max(0, shown.count("\n") - 2)
-            return (f"[output truncated at line {following}; use start_line={following} (and end_line) "
-                    f"to read the rest]")
+            return (
+                f"[output truncated at line {following}; use start_line={following} (and end_line) "
+                f"to read the rest]"
+            )
         return super().truncation_notice(shown, omitted_bytes)

@@ -49,13 +49,16 @@ class ReplaceFunctionTool(Tool):
         try:
             tree = ast.parse(code)
         except SyntaxError as error:
-            raise FileToolError(f"code is not valid Python (line {error.lineno}: {error.msg}); give the "
-                                f"whole function, from its def line to its end") from None
+            raise FileToolError(
+                f"code is not valid Python (line {error.lineno}: {error.msg}); give the "
+                f"whole function, from its def line to its end"
+            ) from None
         functions = ast.FunctionDef | ast.AsyncFunctionDef
         defined = [node.name for node in tree.body if isinstance(node, functions)]
         if wanted not in defined:
-            raise FileToolError(f"code does not define {wanted!r}; give the whole function, starting with "
-                                f"'def {wanted}('")
+            raise FileToolError(
+                f"code does not define {wanted!r}; give the whole function, starting with 'def {wanted}('"
+            )
         edit = apply_code_blocks([CodeBlock(_method_as_class(name, code), rel)], {rel: current.text})
         if rel not in edit.files:
             raise FileToolError("; ".join(edit.problems) or f"{name} is unchanged: put the corrected code")

@@ -43,8 +43,13 @@ class RunTestsTool(Tool):
     read_only = False  # runs in order with the edits, never beside them
     truncation_hint = "run fewer tests"
 
-    def __init__(self, runner: TestRunner, default_test_ids: Sequence[str] = (),
-                 workspace: Workspace | None = None, baseline: TestRun | None = None) -> None:
+    def __init__(
+        self,
+        runner: TestRunner,
+        default_test_ids: Sequence[str] = (),
+        workspace: Workspace | None = None,
+        baseline: TestRun | None = None,
+    ) -> None:
         self.runner = runner
         self.default_test_ids = tuple(default_test_ids)
         self.workspace = workspace
@@ -63,8 +68,9 @@ class RunTestsTool(Tool):
         key, generation = tuple(ids), self.workspace.generation if self.workspace is not None else None
         known = self._reports.get(key)
         if known is not None and known[0] == generation:
-            return ToolResult(f"not run again: no file changed since these tests last ran, which gave:\n"
-                              f"{known[1]}")
+            return ToolResult(
+                f"not run again: no file changed since these tests last ran, which gave:\n{known[1]}"
+            )
         report = self._format(await self.runner.run(ids))
         if generation is not None:
             self._reports[key] = (generation, report)
@@ -80,8 +86,10 @@ def format_test_run(run: TestRun, timeout: float | None = None) -> str:
     if run.timed_out:
         seconds = timeout if timeout is not None else run.duration
         where = f" while running {run.hung_test}" if run.hung_test else ""
-        lines.append(f"tests timed out after {seconds:g} s{where}; the test may loop forever or wait on "
-                     f"something that never comes")
+        lines.append(
+            f"tests timed out after {seconds:g} s{where}; the test may loop forever or wait on "
+            f"something that never comes"
+        )
     summary = _summary(run.results, run.errors, run.duration)
     failing = [outcome for outcome in run.results.values() if outcome.outcome in FAILING]
     if run.results and not run.errors and not run.timed_out and not failing:
@@ -92,8 +100,12 @@ def format_test_run(run: TestRun, timeout: float | None = None) -> str:
         lines += ["", *_failure(outcome)]
     if len(failing) > MAX_DETAILED:
         rest = failing[MAX_DETAILED:]
-        lines += ["", f"{len(rest)} more failing: " + ", ".join(o.test_id for o in rest[:30])
-                  + (", …" if len(rest) > 30 else "")]
+        lines += [
+            "",
+            f"{len(rest)} more failing: "
+            + ", ".join(o.test_id for o in rest[:30])
+            + (", …" if len(rest) > 30 else ""),
+        ]
     output = run.output.strip()
     if not run.results and not run.errors and not run.timed_out and output:
         lines.append(f"pytest exited with code {run.exit_code}; its output ends:")

@@ -51,8 +51,9 @@ class SearchTool(Tool):
     read_only = True
     truncation_hint = "narrow the pattern or path"
 
-    def __init__(self, workspace: Workspace, max_matches: int = MAX_MATCHES,
-                 time_limit: float = TIME_LIMIT) -> None:
+    def __init__(
+        self, workspace: Workspace, max_matches: int = MAX_MATCHES, time_limit: float = TIME_LIMIT
+    ) -> None:
         self.workspace = workspace
         self.max_matches = max_matches
         self.time_limit = time_limit
@@ -61,15 +62,19 @@ class SearchTool(Tool):
         if not pattern:
             raise SearchError("pattern is empty; give a regular expression, e.g. 'def parse_date'")
         if len(pattern) > MAX_PATTERN:
-            raise SearchError(f"pattern is {len(pattern)} characters long (at most {MAX_PATTERN}); "
-                              f"search for a shorter, distinctive part")
+            raise SearchError(
+                f"pattern is {len(pattern)} characters long (at most {MAX_PATTERN}); "
+                f"search for a shorter, distinctive part"
+            )
         try:
             re.compile(pattern)
         except (re.error, RecursionError, OverflowError) as error:
             where = f" at position {error.pos}" if getattr(error, "pos", None) is not None else ""
             message = getattr(error, "msg", str(error))
-            raise SearchError(f"invalid regular expression {pattern!r}: {message}{where}; escape special "
-                              f"characters like ( ) [ ] . * + ? with a backslash to match them") from None
+            raise SearchError(
+                f"invalid regular expression {pattern!r}: {message}{where}; escape special "
+                f"characters like ( ) [ ] . * + ? with a backslash to match them"
+            ) from None
         files = await asyncio.to_thread(self.workspace.list_files, path)
         found = await self._match(pattern, files)
         where = f" under {path.strip()}" if path.strip() not in ("", ".") else ""
@@ -78,25 +83,41 @@ class SearchTool(Tool):
             return ToolResult(f"no matches for {pattern!r}{where} ({len(files)} files searched)")
         text = "\n".join(matches)
         if total > len(matches):
-            text += (f"\n[{total - len(matches)} more matches not shown ({total} in all); narrow the "
-                     f"pattern or path]")
+            text += (
+                f"\n[{total - len(matches)} more matches not shown ({total} in all); narrow the "
+                f"pattern or path]"
+            )
         return ToolResult(text)
 
     async def _match(self, pattern: str, files: list[str]) -> dict[str, Any]:
         """Run the matcher child on `files` (already allowed by the resolver); kill it past the limit."""
-        job = {"pattern": pattern, "files": [[rel, str(self.workspace.root / rel)] for rel in files],
-               "max_matches": self.max_matches, "max_line": MAX_LINE, "max_bytes": MAX_TEXT_BYTES,
-               "sniff": BINARY_SNIFF}
+        job = {
+            "pattern": pattern,
+            "files": [[rel, str(self.workspace.root / rel)] for rel in files],
+            "max_matches": self.max_matches,
+            "max_line": MAX_LINE,
+            "max_bytes": MAX_TEXT_BYTES,
+            "sniff": BINARY_SNIFF,
+        }
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-I", "-S", str(_WORKER), stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+            sys.executable,
+            "-I",
+            "-S",
+            str(_WORKER),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
             data = json.dumps(job).encode("utf-8", "surrogateescape")
             out, err = await asyncio.wait_for(process.communicate(data), self.time_limit)
         except TimeoutError:
-            raise SearchError(f"search for {pattern!r} was stopped after {self.time_limit:g} s: the pattern "
-                              f"backtracks too much (nested repeats like (a+)+ or (.*)*); use a simpler "
-                              f"pattern or a narrower path") from None
+            raise SearchError(
+                f"search for {pattern!r} was stopped after {self.time_limit:g} s: the pattern "
+                f"backtracks too much (nested repeats like (a+)+ or (.*)*); use a simpler "
+                f"pattern or a narrower path"
+            ) from None
         finally:
             if process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):

@@ -43,8 +43,10 @@ class TextFile:
             data = text.encode(self.encoding)
         except UnicodeEncodeError as error:
             bad = error.object[error.start : error.end]
-            raise FileToolError(f"the new text has characters ({bad!r}) that this {self.encoding} file "
-                                f"cannot hold; use only characters the file can store") from None
+            raise FileToolError(
+                f"the new text has characters ({bad!r}) that this {self.encoding} file "
+                f"cannot hold; use only characters the file can store"
+            ) from None
         return codecs.BOM_UTF8 + data if self.bom else data
 
 
@@ -57,14 +59,16 @@ def read_text(path: Path, rel: str) -> TextFile:
     try:
         size = path.stat().st_size
         if size > MAX_TEXT_BYTES:
-            raise FileToolError(f"'{rel}' is too large to read as text ({size} bytes); use search to find "
-                                f"what you need in it")
+            raise FileToolError(
+                f"'{rel}' is too large to read as text ({size} bytes); use search to find what you need in it"
+            )
         data = path.read_bytes()
     except OSError as error:
         raise FileToolError(f"cannot read '{rel}': {error.strerror or error}") from None
     if is_binary(data):
-        raise FileToolError(f"'{rel}' is a binary file ({len(data)} bytes), not text; only text files can "
-                            f"be read or edited")
+        raise FileToolError(
+            f"'{rel}' is a binary file ({len(data)} bytes), not text; only text files can be read or edited"
+        )
     bom = data.startswith(codecs.BOM_UTF8)
     if bom:
         data = data[len(codecs.BOM_UTF8) :]

@@ -65,8 +65,11 @@ class Toolbox:
         return [
             {
                 "type": "function",
-                "function": {"name": t.name, "description": t.brief, "parameters": _without_descriptions(
-                    t.parameters)},
+                "function": {
+                    "name": t.name,
+                    "description": t.brief,
+                    "parameters": _without_descriptions(t.parameters),
+                },
             }
             for t in self._tools.values()
         ]
@@ -110,8 +113,9 @@ class Toolbox:
             except FixloopError as error:
                 result = ToolResult(error.message, is_error=True)
             except Exception as error:  # a bug in a tool must not end the run
-                result = ToolResult(f"internal error in {tool.name}: {type(error).__name__}: {error}",
-                                    is_error=True)
+                result = ToolResult(
+                    f"internal error in {tool.name}: {type(error).__name__}: {error}", is_error=True
+                )
             return self._capped(tool, result)
         except asyncio.CancelledError:
             raise
@@ -185,8 +189,10 @@ def _parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
         try:
             value = json.loads(text, strict=False)  # raw newlines inside strings are common
         except json.JSONDecodeError as error:
-            raise ArgumentError(f"the arguments are not valid JSON ({error.msg} at line {error.lineno} "
-                                f"column {error.colno}): {_clip(text)}") from None
+            raise ArgumentError(
+                f"the arguments are not valid JSON ({error.msg} at line {error.lineno} "
+                f"column {error.colno}): {_clip(text)}"
+            ) from None
         if isinstance(value, str):  # a JSON string holding the JSON object: unwrap once
             try:
                 value = json.loads(value, strict=False)
@@ -220,8 +226,10 @@ def _check_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _coerce(tool: str, key: str, schema: dict[str, Any], value: Any) -> Any:
     kind = schema.get("type", "string")
-    wrong = ArgumentError(f"{tool} argument {key!r} must be {_article(_type_name(schema))}, "
-                          f"got {_clip(json.dumps(value, default=str))}")
+    wrong = ArgumentError(
+        f"{tool} argument {key!r} must be {_article(_type_name(schema))}, "
+        f"got {_clip(json.dumps(value, default=str))}"
+    )
     if kind == "string":
         if isinstance(value, str):
             return value
@@ -258,6 +266,8 @@ def _clip(text: str, limit: int = 200) -> str:
 
 
 def _without_descriptions(schema: dict[str, Any]) -> dict[str, Any]:
-    properties = {name: {k: v for k, v in spec.items() if k != "description"}
-                  for name, spec in schema.get("properties", {}).items()}
+    properties = {
+        name: {k: v for k, v in spec.items() if k != "description"}
+        for name, spec in schema.get("properties", {}).items()
+    }
     return {**schema, "properties": properties}

@@ -44,15 +44,19 @@ class Workspace:
         if not isinstance(path, str):
             raise PathError(f"path must be a string, got {type(path).__name__}; {EXAMPLE}")
         if "\x00" in path:
-            raise PathError(f"path {_shown(path)} contains a NUL byte; use a plain path relative to the "
-                            f"project root, {EXAMPLE}")
+            raise PathError(
+                f"path {_shown(path)} contains a NUL byte; use a plain path relative to the "
+                f"project root, {EXAMPLE}"
+            )
         _check_length(path)
         text = path.strip()
         if text.startswith("file://"):
             text = unquote(text[len("file://") :])
         if text.startswith("~"):
-            raise PathError(f"path {_shown(path)} is outside the project; use a path relative to the "
-                            f"project root, {EXAMPLE}")
+            raise PathError(
+                f"path {_shown(path)} is outside the project; use a path relative to the "
+                f"project root, {EXAMPLE}"
+            )
         if "\\" in text and "/" not in text:  # a Windows-style relative path from the model
             text = text.replace("\\", "/")
         candidate = Path(text) if text else Path(".")
@@ -65,17 +69,22 @@ class Workspace:
             lexical = Path(os.path.normpath(self.root / candidate))
             inside = _under(lexical, self.root)
         if not inside:
-            raise PathError(f"path {_shown(path)} is outside the project; use a path relative to the "
-                            f"project root, {EXAMPLE}")
+            raise PathError(
+                f"path {_shown(path)} is outside the project; use a path relative to the "
+                f"project root, {EXAMPLE}"
+            )
         self._check_protected(lexical.relative_to(self.root), path)
         try:
             real = lexical.resolve()
         except (OSError, RuntimeError):  # a symlink loop
-            raise PathError(f"path {_shown(path)} is a symlink loop; use a real file inside the "
-                            f"project") from None
+            raise PathError(
+                f"path {_shown(path)} is a symlink loop; use a real file inside the project"
+            ) from None
         if not _under(real, self.root):
-            raise PathError(f"path {_shown(path)} is a link that leads outside the project; only files "
-                            f"inside the project can be used")
+            raise PathError(
+                f"path {_shown(path)} is a link that leads outside the project; only files "
+                f"inside the project can be used"
+            )
         self._check_protected(real.relative_to(self.root), path)
         if must_exist and not real.exists():
             raise PathError(self._missing_message(path, lexical))
@@ -87,15 +96,17 @@ class Workspace:
             raise PathError(f"path is empty; give a file path relative to the project root, {EXAMPLE}")
         resolved = self.resolve(path, must_exist=must_exist)
         if resolved.is_dir():
-            raise PathError(f"'{self.relative(resolved)}' is a folder, not a file; use list_files to see "
-                            f"what it holds")
+            raise PathError(
+                f"'{self.relative(resolved)}' is a folder, not a file; use list_files to see what it holds"
+            )
         return resolved
 
     def _check_protected(self, rel: Path, given: str) -> None:
         why = refusal(rel.as_posix())
         if why is not None:
-            raise PathError(f"path {_shown(given)} is {why}; only the project's source, test and config "
-                            f"files can be used")
+            raise PathError(
+                f"path {_shown(given)} is {why}; only the project's source, test and config files can be used"
+            )
 
     def _missing_message(self, given: str, lexical: Path) -> str:
         rel = lexical.relative_to(self.root).as_posix()
@@ -127,8 +138,9 @@ class Workspace:
         resolved = path.resolve()
         if _under(resolved, self.root):
             return resolved.relative_to(self.root).as_posix()
-        raise PathError(f"'{path}' is outside the project; use a path relative to the project root, "
-                        f"{EXAMPLE}")
+        raise PathError(
+            f"'{path}' is outside the project; use a path relative to the project root, {EXAMPLE}"
+        )
 
     def is_test_file(self, rel: str) -> bool:
         """Whether `rel` is test code, by the project model's one rule (`fixloop.project.is_test_path`)."""
@@ -174,9 +186,20 @@ class Workspace:
         try:
             # No fsmonitor hook, no index lock: listing must never run project code or write into .git.
             done = subprocess.run(
-                ["git", "-c", "core.fsmonitor=false", "ls-files", "-z", "--cached", "--others",
-                 "--exclude-standard"],
-                cwd=base, capture_output=True, timeout=30, check=False,
+                [
+                    "git",
+                    "-c",
+                    "core.fsmonitor=false",
+                    "ls-files",
+                    "-z",
+                    "--cached",
+                    "--others",
+                    "--exclude-standard",
+                ],
+                cwd=base,
+                capture_output=True,
+                timeout=30,
+                check=False,
                 env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
             )
         except (OSError, subprocess.SubprocessError):
@@ -230,15 +253,21 @@ class Workspace:
 def _check_length(path: str) -> None:
     """Refuse paths no file system takes (too long, too deep) with a message, not an OSError."""
     if len(path) > MAX_PATH_CHARS:
-        raise PathError(f"path {_shown(path)} is too long ({len(path)} characters, at most "
-                        f"{MAX_PATH_CHARS}); use a real path relative to the project root, {EXAMPLE}")
+        raise PathError(
+            f"path {_shown(path)} is too long ({len(path)} characters, at most "
+            f"{MAX_PATH_CHARS}); use a real path relative to the project root, {EXAMPLE}"
+        )
     parts = path.replace("\\", "/").split("/")
     if len(parts) > MAX_DEPTH:
-        raise PathError(f"path {_shown(path)} is {len(parts)} folders deep (at most {MAX_DEPTH}); use a real "
-                        f"path relative to the project root, {EXAMPLE}")
+        raise PathError(
+            f"path {_shown(path)} is {len(parts)} folders deep (at most {MAX_DEPTH}); use a real "
+            f"path relative to the project root, {EXAMPLE}"
+        )
     if any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in parts):
-        raise PathError(f"path {_shown(path)} has a name longer than {MAX_NAME_BYTES} bytes; use a real path "
-                        f"relative to the project root, {EXAMPLE}")
+        raise PathError(
+            f"path {_shown(path)} has a name longer than {MAX_NAME_BYTES} bytes; use a real path "
+            f"relative to the project root, {EXAMPLE}"
+        )
 
 
 def _shown(path: str, limit: int = 80) -> str:

@@ -41,8 +41,9 @@ class WriteFileTool(Tool):
     }
     read_only = False
 
-    def __init__(self, workspace: Workspace, max_bytes: int = DEFAULT_MAX_BYTES,
-                 protect_tests: bool = False) -> None:
+    def __init__(
+        self, workspace: Workspace, max_bytes: int = DEFAULT_MAX_BYTES, protect_tests: bool = False
+    ) -> None:
         self.workspace = workspace
         self.protect_tests = protect_tests
         self.max_bytes = max_bytes
@@ -56,24 +57,30 @@ class WriteFileTool(Tool):
         text = strip_code_fence(normalize_newlines(content), resolved)
         size = len(text.encode("utf-8"))
         if size > self.max_bytes:
-            raise FileToolError(f"content is {size} bytes; write_file takes at most {self.max_bytes} bytes, "
-                                f"so change '{rel}' with edit_file instead")
+            raise FileToolError(
+                f"content is {size} bytes; write_file takes at most {self.max_bytes} bytes, "
+                f"so change '{rel}' with edit_file instead"
+            )
         existed = resolved.exists()
         current = from_text("")
         was_valid = True
         if existed:
             old_size = resolved.stat().st_size
             if old_size > self.max_bytes:
-                raise FileToolError(f"'{rel}' is {old_size} bytes, over write_file's limit of "
-                                    f"{self.max_bytes}; change it with edit_file instead")
+                raise FileToolError(
+                    f"'{rel}' is {old_size} bytes, over write_file's limit of "
+                    f"{self.max_bytes}; change it with edit_file instead"
+                )
             current = read_text(resolved, rel)
             was_valid = syntax_error(resolved, current.text) is None
             if current.ends_with_newline and text and not text.endswith("\n"):
                 text += "\n"
         error = syntax_error(resolved, text)
         if error is not None and was_valid:
-            raise FileToolError(f"write refused: '{rel}' would have a {describe_syntax_error(error, text)}\n"
-                                f"The file is unchanged; fix the content and try again.")
+            raise FileToolError(
+                f"write refused: '{rel}' would have a {describe_syntax_error(error, text)}\n"
+                f"The file is unchanged; fix the content and try again."
+            )
         data = current.encode(text)
         resolved.parent.mkdir(parents=True, exist_ok=True)
         resolved.write_bytes(data)

@@ -75,8 +75,9 @@ class VerificationGate:
         """Make `changes`, judged and accepted by `judge`, the proposal the user receives."""
         self.proposal = list(changes)
 
-    async def _judge_changes(self, changes: list[FileChange],
-                             alone: bool) -> tuple[GateVerdict, list[FileChange]]:
+    async def _judge_changes(
+        self, changes: list[FileChange], alone: bool
+    ) -> tuple[GateVerdict, list[FileChange]]:
         proposed = await asyncio.to_thread(proposal_changes, changes, root=self.shadow.root)
         if not proposed:
             scratch = ", ".join(change.path for change in changes[:5])
@@ -114,8 +115,9 @@ class VerificationGate:
         reasons, still, evidence = self._targets(run)
         newly = self._regressions(run, still, reasons)
         evidence += [failure_evidence(run.results[tid]) for tid in newly[:2] if tid in run.results]
-        return GateVerdict(not reasons, tuple(reasons), tuple(newly), tuple(still),
-                           tuple(text for text in evidence if text))
+        return GateVerdict(
+            not reasons, tuple(reasons), tuple(newly), tuple(still), tuple(text for text in evidence if text)
+        )
 
     def _targets(self, run: TestRun) -> tuple[list[str], list[str], list[str]]:
         """Reasons, still-failing targets and their evidence."""
@@ -182,6 +184,3 @@ def _detail(outcome: TestOutcome) -> str:
     message = outcome.message.strip().splitlines()[0][:300] if outcome.message.strip() else ""
     where = f" at {outcome.location}" if outcome.location else ""
     return f": {message}{where}" if message else where
-
-
-

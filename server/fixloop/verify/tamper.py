@@ -34,19 +34,37 @@ _CHEAT = re.compile(
 _INTERNALS = (
     (re.compile(r"\b_pytest\b"), "reaches into pytest's internals (_pytest)"),
     (re.compile(r"\bpluggy\b"), "reaches into pytest's plugin system (pluggy)"),
-    (re.compile(r"\bpytest\.(hookimpl|hookspec|TestReport|CollectReport|CallInfo|Item|Session|Config|Function"
-                r"|Class|Module|Package|Collector|Parser|PytestPluginManager|register_assert_rewrite|main"
-                r"|console_main)\b"), "reaches into pytest's internals"),
+    (
+        re.compile(
+            r"\bpytest\.(hookimpl|hookspec|TestReport|CollectReport|CallInfo|Item|Session|Config|Function"
+            r"|Class|Module|Package|Collector|Parser|PytestPluginManager|register_assert_rewrite|main"
+            r"|console_main)\b"
+        ),
+        "reaches into pytest's internals",
+    ),
     (re.compile(r"^\s*(?:async\s+)?def\s+pytest_\w+\s*\("), "defines a pytest hook"),
     (re.compile(r"\bpytest_plugins\b"), "loads pytest plugins"),
-    (re.compile(r"fixloop_pytest_report|FIXLOOP_REPORT_FILE|FIXLOOP_RUN_MARK"),
-     "touches fixloop's report plugin"),
-    (re.compile(r"\bsys\.modules\s*\[[^\]]*\]\s*=(?!=)|\bsys\.modules\.(update|pop|setdefault|clear|popitem)\s*\("
-                r"|\bdel\s+sys\.modules\b"), "rewrites sys.modules"),
-    (re.compile(r"\bbuiltins\.\w+\s*=(?!=)|__builtins__\s*\[[^\]]*\]\s*=(?!=)|setattr\s*\(\s*(builtins|__builtins__)\b"),
-     "replaces a builtin"),
-    (re.compile(r"\bsys\._getframe\b|\binspect\.(stack|currentframe|getouterframes)\s*\("),
-     "inspects its callers' frames (to tell whether it is under test)"),
+    (
+        re.compile(r"fixloop_pytest_report|FIXLOOP_REPORT_FILE|FIXLOOP_RUN_MARK"),
+        "touches fixloop's report plugin",
+    ),
+    (
+        re.compile(
+            r"\bsys\.modules\s*\[[^\]]*\]\s*=(?!=)|\bsys\.modules\.(update|pop|setdefault|clear|popitem)\s*\("
+            r"|\bdel\s+sys\.modules\b"
+        ),
+        "rewrites sys.modules",
+    ),
+    (
+        re.compile(
+            r"\bbuiltins\.\w+\s*=(?!=)|__builtins__\s*\[[^\]]*\]\s*=(?!=)|setattr\s*\(\s*(builtins|__builtins__)\b"
+        ),
+        "replaces a builtin",
+    ),
+    (
+        re.compile(r"\bsys\._getframe\b|\binspect\.(stack|currentframe|getouterframes)\s*\("),
+        "inspects its callers' frames (to tell whether it is under test)",
+    ),
     (re.compile(r"^\s*from\s+pytest\s+import\b"), "imports from pytest"),
 )
 _CONFIG_SECTIONS = {name: re.compile(pattern) for name, pattern in PYTEST_SECTIONS.items()}
@@ -86,8 +104,10 @@ def _config_reasons(change: FileChange) -> list[str]:
         verb = "added" if change.old_text is None else "deleted" if change.new_text is None else "changed"
         return [f"{change.path}: pytest configuration {verb} — leave the test setup alone; {_FIX_THE_CODE}"]
     if is_startup_hook(change.path):
-        return [f"{change.path}: an interpreter start-up hook ({name}) runs before any test — leave it "
-                f"alone; {_FIX_THE_CODE}"]
+        return [
+            f"{change.path}: an interpreter start-up hook ({name}) runs before any test — leave it "
+            f"alone; {_FIX_THE_CODE}"
+        ]
     pattern = _CONFIG_SECTIONS.get(name)
     if pattern is None:
         return []
@@ -162,8 +182,10 @@ def _cheat_reasons(change: FileChange) -> list[str]:
             continue
         what = next((what for pattern, what in _INTERNALS if pattern.search(line)), None)
         if what is not None:
-            reasons.append(f"{change.path}: line {number} {what} — code under test must leave the test "
-                           f"runner alone; fix the behaviour the test checks")
+            reasons.append(
+                f"{change.path}: line {number} {what} — code under test must leave the test "
+                f"runner alone; fix the behaviour the test checks"
+            )
     return reasons
 
 

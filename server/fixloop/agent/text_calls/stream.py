@@ -91,7 +91,7 @@ class CallScanner:
         """(tool, text so far) of the call being written, once its tool name is complete."""
         if self.open_start is None:
             return None
-        chunk = self.text[self.open_start:self.open_start + 2000]  # a call names its tool early, if at all
+        chunk = self.text[self.open_start : self.open_start + 2000]  # a call names its tool early, if at all
         label = _ACTION_LABEL.match(chunk)
         if label is not None:
             word = _REACT_NAME.match(chunk, label.end())
@@ -145,7 +145,7 @@ class CallScanner:
                 k += 1
             if k >= len(text):
                 return False
-            rest = text[k:k + len(_TAG) + 1]
+            rest = text[k : k + len(_TAG) + 1]
             close = _TAG_CLOSE.match(text, k)
             if close is not None:
                 k = self._keep = close.end()
@@ -182,7 +182,7 @@ class CallScanner:
     def _classify(self, p: int) -> _Form | str | None:
         """What begins at `p`: a call's form, `_UNDECIDED` (too little text yet) or None (no call)."""
         text = self.text
-        rest = text[p:p + 16]
+        rest = text[p : p + 16]
         if len(rest) < 3 and "```".startswith(rest):
             return _UNDECIDED
         if rest.startswith("```"):
@@ -190,7 +190,7 @@ class CallScanner:
         if rest[:1] in ("{", "["):
             return self._json_form(p, p)
         if rest[:1] == "<":
-            if text[p:p + len(_TAG)].lower() == _TAG:
+            if text[p : p + len(_TAG)].lower() == _TAG:
                 return _Form("tag", p, p)
             return _UNDECIDED if _TAG.startswith(text[p:].lower()) else None
         if _ACTION_LABEL.match(text, p) is not None:
@@ -205,7 +205,7 @@ class CallScanner:
         text = self.text
         line = _FENCE_LINE.match(text, p)
         if line is None:
-            lang = text[p + 3:].strip(" \t").lower()
+            lang = text[p + 3 :].strip(" \t").lower()
             if "\n" in lang or not any(fence.startswith(lang) for fence in _JSON_FENCES):
                 return None
             return _UNDECIDED
@@ -217,7 +217,7 @@ class CallScanner:
         if q >= len(text):
             return _UNDECIDED
         if text[q] == "<":
-            if text[q:q + len(_TAG)].lower() == _TAG:
+            if text[q : q + len(_TAG)].lower() == _TAG:
                 return _Form("tag", q, p)
             return _UNDECIDED if _TAG.startswith(text[q:].lower()) else None
         return self._json_form(q, p)
@@ -225,7 +225,7 @@ class CallScanner:
     def _json_form(self, q: int, start: int) -> _Form | str | None:
         if _JSON_START.match(self.text, q) is not None:
             return _Form("json", q, start)
-        after = re.sub(r"\s", "", self.text[q:q + 40])
+        after = re.sub(r"\s", "", self.text[q : q + 40])
         return _UNDECIDED if after in ("{", "[", "[{") else None
 
     def _candidate(self, form: _Form) -> Span | int | None:
@@ -255,7 +255,7 @@ class CallScanner:
         assert label is not None
         body = label.end()
         line_end = text.find("\n", body)
-        first = text[body:line_end if line_end >= 0 else len(text)].strip()
+        first = text[body : line_end if line_end >= 0 else len(text)].strip()
         if first[:1] in ("{", "["):
             end = self._closed_at(text.index(first[0], body))
             if end is None:

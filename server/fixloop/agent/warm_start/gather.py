@@ -57,8 +57,13 @@ class Ranked(Protocol):
     passed: int
 
 
-def build_warm_start(root: Path, run: TestRun, test_ids: Sequence[str], budget_chars: int = 6000,
-                     suspects: Sequence[Ranked] = ()) -> str:
+def build_warm_start(
+    root: Path,
+    run: TestRun,
+    test_ids: Sequence[str],
+    budget_chars: int = 6000,
+    suspects: Sequence[Ranked] = (),
+) -> str:
     """The warm-start text for `test_ids` after `run`; "" when there is nothing to say. `suspects` (best
     first) are shown ahead of the code the traceback and the test's calls reach."""
     builder = _Builder(Path(root).resolve(), run, suspects)
@@ -136,8 +141,11 @@ class _Builder:
         """The best suspects' code, each header saying how the tests rank it."""
         shown = []
         for rank, suspect in enumerate(self.suspects[:limit], start=1):
-            runs = ("only the failing tests run it" if not suspect.passed
-                    else f"run by {suspect.failed} failing and {suspect.passed} passing test(s)")
+            runs = (
+                "only the failing tests run it"
+                if not suspect.passed
+                else f"run by {suspect.failed} failing and {suspect.passed} passing test(s)"
+            )
             note = f"{suspect.name}, suspect {rank} by coverage ({runs}, score {suspect.score:.2f})"
             shown.append(Snippet(suspect.path, ((suspect.first, suspect.last),), note))
         return shown
@@ -338,7 +346,6 @@ class _Builder:
         name = f"{owner.name}.{node.name}" if owner is not None else node.name
         return Snippet(source.rel, merge_ranges(ranges), f"{name}, {note}")
 
-
     def fixtures(self, source: SourceFile, func: FunctionNode) -> list[Snippet]:
         names = [a.arg for a in func.args.args + func.args.kwonlyargs if a.arg not in ("self", "cls")]
         modules = [source]
@@ -367,5 +374,3 @@ class _Builder:
 
 
 # ---- rendering and budget ----------------------------------------------------------------------------
-
-

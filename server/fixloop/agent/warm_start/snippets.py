@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-HEADER = ("Context gathered before your first turn: code as it is in the files, its line numbers in "
-          "each header.")
+HEADER = (
+    "Context gathered before your first turn: code as it is in the files, its line numbers in each header."
+)
 # Shown in this order, whatever order the budget chose them in: the code to change first (small models
 # reach for what they see first), then the failing test as evidence.
-SECTIONS = (("code", "# The code under test: the bug is here, change this code"),
-            ("evidence", "# The failing test: read-only evidence (tests are never changed)"))
+SECTIONS = (
+    ("code", "# The code under test: the bug is here, change this code"),
+    ("evidence", "# The failing test: read-only evidence (tests are never changed)"),
+)
 TRACEBACK_CAP = 1500
 MAX_LINE = 400
 WINDOW = 6  # lines either side of the focus line when a function is too long for the budget

@@ -55,15 +55,21 @@ def _quickfixes(ls: FixloopServer, params: types.CodeActionParams) -> list[types
         if test_id in offered:
             continue
         offered.add(test_id)
-        actions.append(types.CodeAction(
-            title="Fix failing test with fixloop", kind=types.CodeActionKind.QuickFix,
-            diagnostics=[diagnostic], is_preferred=True,
-            command=fix_command(test_id, params.text_document.uri, root=root)))
+        actions.append(
+            types.CodeAction(
+                title="Fix failing test with fixloop",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                is_preferred=True,
+                command=fix_command(test_id, params.text_document.uri, root=root),
+            )
+        )
     return actions
 
 
-def _fix_this_test(ls: FixloopServer, params: types.CodeActionParams,
-                   offered: set[str]) -> list[types.CodeAction]:
+def _fix_this_test(
+    ls: FixloopServer, params: types.CodeActionParams, offered: set[str]
+) -> list[types.CodeAction]:
     doc = params.text_document.uri
     try:
         path = path_of(doc)
@@ -73,5 +79,10 @@ def _fix_this_test(ls: FixloopServer, params: types.CodeActionParams,
         return []
     if test_id in offered:
         return []
-    return [types.CodeAction(title="Fix this test with fixloop", kind=FIX_THIS_TEST,
-                             command=fix_command(test_id, doc, root=uri_of(root, "")))]
+    return [
+        types.CodeAction(
+            title="Fix this test with fixloop",
+            kind=FIX_THIS_TEST,
+            command=fix_command(test_id, doc, root=uri_of(root, "")),
+        )
+    ]

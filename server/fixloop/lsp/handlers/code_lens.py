@@ -37,7 +37,7 @@ def handle(ls: FixloopServer, params: types.CodeLensParams) -> list[types.CodeLe
     for failure in sorted(failures, key=lambda f: f.test_id):
         suffix = failure.test_id.split("::", 1)[1].split("[", 1)[0]
         line = lines.get(suffix, failure.line)
-        params_part = failure.test_id[len(failure.test_id.split("[", 1)[0]):]
+        params_part = failure.test_id[len(failure.test_id.split("[", 1)[0]) :]
         title = f"fixloop: fix failing test{' ' + params_part if params_part else ''}"
         command = fix_command(failure.test_id, params.text_document.uri, title, root=uri_of(root, ""))
         position = types.Position(line=max(0, line - 1), character=0)

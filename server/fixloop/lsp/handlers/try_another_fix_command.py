@@ -25,7 +25,12 @@ async def handle(ls: FixloopServer, *args: Any) -> dict[str, Any]:
         ls.show(f"fixloop: {error.message}")
         return error_result(error)
     params = EXECUTE_PARAMS.get()
-    session = FixSession(ls, asyncio.current_task(), params.work_done_token if params else None,
-                         again=again, reason=reason or "")
+    session = FixSession(
+        ls,
+        asyncio.current_task(),
+        params.work_done_token if params else None,
+        again=again,
+        reason=reason or "",
+    )
     with ls.requests.track(ls.protocol.msg_id, session.cancel):
         return await session.run(args)

@@ -1,4 +1,4 @@
-"""One fix run end to end: shadow copy, baseline, warm start, ReAct loop, verification gate, proposal.
+"""FixRun: one fix run end to end: shadow copy, baseline, warm start, ReAct loop, verification gate, proposal.
 
 Every face (language server, CLI, benchmark, demo) runs fixes through `FixRun`; the engine knows
 nothing of LSP. Cancellation is asyncio's: cancel the task awaiting `execute()`; the pytest process
@@ -12,12 +12,10 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fixloop.agent.call_protocols import fixed_prefix
 from fixloop.agent.candidates import describe_changes, fix_key
 from fixloop.agent.localize import Suspect, ends_in_test, find_suspects
 from fixloop.agent.loop import LoopLimits, ReActLoop
@@ -26,19 +24,27 @@ from fixloop.agent.sampling_turns import sampling_for
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import build_warm_start
 from fixloop.config import Settings
+from fixloop.engine.model_session import (
+    check_endpoint,
+    is_local,
+    model_endpoint,
+    open_chat_model,
+    raise_if_failed,
+    warm_up,
+)
+from fixloop.engine.request import FixRequest
 from fixloop.errors import FixloopError, TestRunError
 from fixloop.events import Done, Event, Notice
 from fixloop.interpreter import find_interpreter
 from fixloop.model.client import ChatModel
-from fixloop.model.endpoint import Endpoint, preflight
 from fixloop.model.profiles import with_profile
-from fixloop.model.warm_up import is_local_endpoint, settle, start_warm_up
+from fixloop.model.warm_up import settle
 from fixloop.project_root import ProjectTarget, installed_copies, locate
 from fixloop.pytest_runner import PytestRunner
 from fixloop.pytest_runner.runner import ImportRedirect
 from fixloop.result import FileChange, FixResult, FixStatus
 from fixloop.shadow import ShadowWorkspace, clean_stale_shadows, unified_diff
-from fixloop.tools import build_toolbox, tool_catalog
+from fixloop.tools import build_toolbox
 from fixloop.tools.node_ids import check_target_ids
 from fixloop.tools.workspace import Workspace
 from fixloop.transcript import Transcript
@@ -52,91 +58,12 @@ T = TypeVar("T")
 PREFLIGHT_HEAD_START = 0.3
 
 
-@dataclass(frozen=True)
-class FixRequest:
-    """What to fix: test ids relative to `root` (the workspace folder), and unsaved editor buffers
-    (relpath -> text). The run works in the tests' project (project_root.py): a folder below `root` in a
-    monorepo; what it returns is relative to `root` again."""
-
-    root: Path
-    test_ids: tuple[str, ...]
-    overlays: Mapping[str, str] = field(default_factory=dict)
-    previous: PreviousRun | None = None  # "try another fix": the run whose proposal the user rejected
-
-
-@dataclass(frozen=True)
-class PreviousRun:
-    """A finished run whose proposed fix the user rejected: its conversation goes on, without that fix."""
-
-    messages: tuple[dict[str, Any], ...]
-    rejected: tuple[FileChange, ...]  # the proposal, relative to the tests' project
-    reason: str = ""
-
-
-def is_local(settings: Settings) -> bool:
-    return settings.model == "local" or settings.model.startswith("local:")
-
-
-async def model_endpoint(settings: Settings) -> tuple[str, str]:
-    """(base_url, model name) for the settings; starts the managed local model for `local[:name]`."""
-    settings.require_model()
-    if is_local(settings):
-        from fixloop.model.local import ensure_local_server
-
-        return await ensure_local_server(settings)
-    return settings.effective_base_url(), settings.model
-
-
-def open_chat_model(settings: Settings, base_url: str, model_name: str) -> ChatModel:
-    """The run's chat model; `temperature` is sent only when set (the managed local model: 0 by default)."""
-    temperature = settings.temperature
-    if temperature is None and is_local(settings):
-        temperature = 0.0
-    return ChatModel(base_url=base_url, model=model_name, api_key=settings.api_key(),
-                     timeout=settings.model_timeout, temperature=temperature, stream=settings.stream,
-                     api_version=settings.api_version)
-
-
-async def check_endpoint(settings: Settings, base_url: str, model_name: str) -> None:
-    """The preflight (model/endpoint.py) of a configured endpoint; the managed local model needs none."""
-    if not is_local(settings):
-        await preflight(Endpoint(base_url, settings.api_key(), settings.api_version), model_name)
-
-
-def _raise_if_failed(opening: asyncio.Future[ChatModel]) -> None:
-    """Raise the endpoint check's error, if it has failed by now."""
-    if opening.done() and not opening.cancelled() and (error := opening.exception()) is not None:
-        raise error
-
-
-def warm_up(settings: Settings, base_url: str, model_name: str) -> asyncio.Task[None] | None:
-    """Send the run's fixed prefix to a managed or local endpoint once, in the background (None: not
-    local, or already warm), so that the first turn reads only the task."""
-    if not (is_local(settings) or is_local_endpoint(base_url)):
-        return None
-    compact = settings.compact_tools or is_local(settings)
-    messages, tools = fixed_prefix(settings.protocol, tool_catalog(), compact)
-    return start_warm_up(base_url, model_name, settings.api_key(), messages, tools, settings.model_timeout)
-
-
-async def prepare_model(settings: Settings) -> None:
-    """Ahead of the first fix (the language server's start): start a managed local model and warm a local
-    endpoint's prompt cache. Problems are left for the fix to report."""
-    try:
-        if not settings.model or not (is_local(settings) or is_local_endpoint(settings.effective_base_url())):
-            return
-        task = warm_up(settings, *await model_endpoint(settings))
-        if task is not None:
-            await task
-    except FixloopError as error:
-        log.info("the model is not ready ahead of a fix: %s", error.message)
-
-
 class FixRun:
     """A single fix attempt; `execute()` returns the FixResult or raises a FixloopError."""
 
-    def __init__(self, request: FixRequest, settings: Settings,
-                 on_event: Callable[[Event], None] | None = None) -> None:
+    def __init__(
+        self, request: FixRequest, settings: Settings, on_event: Callable[[Event], None] | None = None
+    ) -> None:
         self.request = request
         self.settings = with_profile(settings)
         self.on_event = on_event
@@ -174,11 +101,19 @@ class FixRun:
                 log.exception("event consumer failed")
 
     def _result(self, status: FixStatus, summary: str, **fields: Any) -> FixResult:
-        return FixResult(run_id=self.run_id, status=status, test_ids=self.request.test_ids,
-                         summary=summary, seconds=time.monotonic() - self._started,
-                         transcript=str(self.transcript_path) if self.transcript_path else None,
-                         steps=self.steps, attempts=self.attempts, model_seconds=self.model_seconds,
-                         test_seconds=self.test_seconds, **fields)
+        return FixResult(
+            run_id=self.run_id,
+            status=status,
+            test_ids=self.request.test_ids,
+            summary=summary,
+            seconds=time.monotonic() - self._started,
+            transcript=str(self.transcript_path) if self.transcript_path else None,
+            steps=self.steps,
+            attempts=self.attempts,
+            model_seconds=self.model_seconds,
+            test_seconds=self.test_seconds,
+            **fields,
+        )
 
     def cancelled_result(self) -> FixResult:
         return self._result("cancelled", "cancelled")
@@ -187,19 +122,34 @@ class FixRun:
         """After the baseline: what the startup hook redirected, and project packages the tests import from
         an installed copy (no fix can reach those)."""
         if runner.redirected:
-            self.emit(Notice("imports of your project redirected into the shadow: "
-                             + ", ".join(runner.redirected[:5]), 0, "imports"))
+            self.emit(
+                Notice(
+                    "imports of your project redirected into the shadow: " + ", ".join(runner.redirected[:5]),
+                    0,
+                    "imports",
+                )
+            )
         for name, path, ours in await asyncio.to_thread(installed_copies, runner.installed, shadow.root):
-            self.emit(Notice(f"the tests import {name} from an installed copy ({path}), not from {ours}: "
-                             "a fix there will not reach them; install the project editable "
-                             "(pip install -e .)", 0, "imports"))
+            self.emit(
+                Notice(
+                    f"the tests import {name} from an installed copy ({path}), not from {ours}: "
+                    "a fix there will not reach them; install the project editable "
+                    "(pip install -e .)",
+                    0,
+                    "imports",
+                )
+            )
 
     async def _create_shadow(self, target: ProjectTarget) -> ShadowWorkspace:
         """The shadow copy; a cancel during the copy waits for the copying thread and removes its work."""
-        overlays = {rel: text for path, text in self.request.overlays.items()
-                    if (rel := target.to_project(path)) is not None}
-        creating = asyncio.ensure_future(asyncio.to_thread(
-            ShadowWorkspace.create, target.root, overlays, run_id=self.run_id))
+        overlays = {
+            rel: text
+            for path, text in self.request.overlays.items()
+            if (rel := target.to_project(path)) is not None
+        }
+        creating = asyncio.ensure_future(
+            asyncio.to_thread(ShadowWorkspace.create, target.root, overlays, run_id=self.run_id)
+        )
         try:
             return await asyncio.shield(creating)
         except asyncio.CancelledError:
@@ -233,11 +183,12 @@ class FixRun:
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
-            _raise_if_failed(opening)
+            raise_if_failed(opening)
         return await task
 
-    def _first_message(self, test_ids: tuple[str, ...], warm: str, tried: TriedFixes, *,
-                       code_first: bool) -> tuple[str, list[dict[str, Any]]]:
+    def _first_message(
+        self, test_ids: tuple[str, ...], warm: str, tried: TriedFixes, *, code_first: bool
+    ) -> tuple[str, list[dict[str, Any]]]:
         """The task and the conversation before it: none for a new run; for another fix, the rejected run's
         (its fix excluded from this one)."""
         previous = self.request.previous
@@ -249,14 +200,20 @@ class FixRun:
         prompt = another_fix_prompt(unified_diff(rejected), previous.reason, code_first=code_first)
         return prompt, list(previous.messages[1:])
 
-    async def _localize(self, runner: PytestRunner, root: Path, baseline: Baseline,
-                        test_ids: tuple[str, ...]) -> list[Suspect]:
+    async def _localize(
+        self, runner: PytestRunner, root: Path, baseline: Baseline, test_ids: tuple[str, ...]
+    ) -> list[Suspect]:
         """Suspects by coverage (`localize: auto`) when the first failing target fails in the test itself."""
         outcomes = [o for target in test_ids for o in target_outcomes(baseline.run, target) if o.failing]
         if self.settings.localize == "off" or not outcomes or not ends_in_test(outcomes[0]):
             return []
-        self.emit(Notice("the failure is an assertion in the test: ranking the code by the lines each test "
-                         "runs", 0, "localize"))
+        self.emit(
+            Notice(
+                "the failure is an assertion in the test: ranking the code by the lines each test runs",
+                0,
+                "localize",
+            )
+        )
         try:
             suspects, _ = await find_suspects(runner, root, test_ids)
         except TestRunError as error:
@@ -269,13 +226,23 @@ class FixRun:
     async def execute(self) -> FixResult:
         request, settings = self.request, self.settings
         settings.require_model()
-        self.transcript = Transcript.open(self.run_id, {
-            "root": str(request.root), "test_ids": list(request.test_ids), "model": settings.model,
-            "base_url": settings.base_url, "protocol": settings.protocol,
-            "max_steps": settings.max_steps, "attempts": settings.attempts, "strategy": settings.strategy,
-            "edit_form": settings.edit_form, "samples": settings.samples,
-            "sample_rounds": settings.sample_rounds, "temperature": settings.temperature,
-        })
+        self.transcript = Transcript.open(
+            self.run_id,
+            {
+                "root": str(request.root),
+                "test_ids": list(request.test_ids),
+                "model": settings.model,
+                "base_url": settings.base_url,
+                "protocol": settings.protocol,
+                "max_steps": settings.max_steps,
+                "attempts": settings.attempts,
+                "strategy": settings.strategy,
+                "edit_form": settings.edit_form,
+                "samples": settings.samples,
+                "sample_rounds": settings.sample_rounds,
+                "temperature": settings.temperature,
+            },
+        )
         shadow: ShadowWorkspace | None = None
         model: ChatModel | None = None
         # The endpoint (a managed local model starts here) and its prompt cache get ready meanwhile.
@@ -286,53 +253,89 @@ class FixRun:
             test_ids = target.test_ids
             if target.prefix:
                 self.emit(Notice(f"the tests belong to the project in {target.prefix}", 0, "project"))
-            interpreter = await find_interpreter(target.root, request.root, python=settings.python,
-                                                 test_command=settings.test_command)
+            interpreter = await find_interpreter(
+                target.root, request.root, python=settings.python, test_command=settings.test_command
+            )
             self.emit(Notice(interpreter.describe(request.root), 0, "interpreter"))
             await asyncio.to_thread(clean_stale_shadows)
             if not is_local(settings):  # a failing endpoint is mostly known by now: fail before the copy
                 await asyncio.wait({opening}, timeout=PREFLIGHT_HEAD_START)
-                _raise_if_failed(opening)
+                raise_if_failed(opening)
             self.emit(Notice("copying the project into a shadow workspace", 0, "shadow"))
             shadow = await self._unless_endpoint_fails(opening, self._create_shadow(target))
             runner = self._runner = PytestRunner(
-                shadow.root, interpreter.command, settings.test_timeout, scratch=shadow.scratch,
-                confine_writes=shadow.container, redirect=ImportRedirect(shadow.real_top, shadow.top),
-                missing_pytest=interpreter.missing_pytest(request.root))
+                shadow.root,
+                interpreter.command,
+                settings.test_timeout,
+                scratch=shadow.scratch,
+                confine_writes=shadow.container,
+                redirect=ImportRedirect(shadow.real_top, shadow.top),
+                missing_pytest=interpreter.missing_pytest(request.root),
+            )
             self.emit(Notice("running the target tests to record the baseline", 0, "baseline"))
             baseline = await self._unless_endpoint_fails(opening, record_baseline(runner, test_ids))
             await self._say_where_imports_come_from(runner, shadow)
             failing = [t for t in test_ids if t not in baseline.passing]
-            self.emit(Notice(f"baseline: {len(failing)} target test(s) failing, "
-                             f"{len(baseline.passing)} test(s) passing", 0, "baseline"))
+            self.emit(
+                Notice(
+                    f"baseline: {len(failing)} target test(s) failing, "
+                    f"{len(baseline.passing)} test(s) passing",
+                    0,
+                    "baseline",
+                )
+            )
             warm = ""
             if request.previous is None:  # going on with a conversation: it holds the warm start already
                 suspects = await self._localize(runner, shadow.root, baseline, test_ids)
-                warm = await asyncio.to_thread(build_warm_start, shadow.root, baseline.run, list(test_ids),
-                                               settings.warm_start_chars, suspects)
+                warm = await asyncio.to_thread(
+                    build_warm_start,
+                    shadow.root,
+                    baseline.run,
+                    list(test_ids),
+                    settings.warm_start_chars,
+                    suspects,
+                )
             model = self._model = await opening
             # run_tests without ids runs the targets that fail (the prompt says so)
             targets = failing or list(test_ids)
-            toolbox = build_toolbox(Workspace(shadow.root), runner, default_test_ids=targets,
-                                    output_cap=settings.output_cap,
-                                    protect_tests=not settings.allow_test_edits, baseline=baseline.run)
+            toolbox = build_toolbox(
+                Workspace(shadow.root),
+                runner,
+                default_test_ids=targets,
+                output_cap=settings.output_cap,
+                protect_tests=not settings.allow_test_edits,
+                baseline=baseline.run,
+            )
             gate = VerificationGate(shadow, runner, baseline, allow_test_edits=settings.allow_test_edits)
 
             protocol = settings.protocol
             tried = TriedFixes()
-            sampling = sampling_for(settings, model, gate, shadow, self.emit, single_slot=is_local(settings),
-                                    tried=tried)
-            task, history = self._first_message(test_ids, warm, tried,
-                                                code_first=sampling is not None and sampling.starts_with_code)
-            loop = ReActLoop(model, toolbox, task=task, history=history, tried=tried,
-                             verify=lambda summary: gate.check(),
-                             emit=self.emit, protocol=protocol,
-                             compact_tools=settings.compact_tools or is_local(settings), sampling=sampling,
-                             limits=LoopLimits(max_steps=settings.max_steps, attempts=settings.attempts,
-                                               max_tokens=settings.max_tokens,
-                                               max_seconds=settings.max_seconds,
-                                               context_chars=settings.context_chars,
-                                               teach=settings.feedback == "full"))
+            sampling = sampling_for(
+                settings, model, gate, shadow, self.emit, single_slot=is_local(settings), tried=tried
+            )
+            task, history = self._first_message(
+                test_ids, warm, tried, code_first=sampling is not None and sampling.starts_with_code
+            )
+            loop = ReActLoop(
+                model,
+                toolbox,
+                task=task,
+                history=history,
+                tried=tried,
+                verify=lambda summary: gate.check(),
+                emit=self.emit,
+                protocol=protocol,
+                compact_tools=settings.compact_tools or is_local(settings),
+                sampling=sampling,
+                limits=LoopLimits(
+                    max_steps=settings.max_steps,
+                    attempts=settings.attempts,
+                    max_tokens=settings.max_tokens,
+                    max_seconds=settings.max_seconds,
+                    context_chars=settings.context_chars,
+                    teach=settings.feedback == "full",
+                ),
+            )
             await settle(model.base_url, settings.model_timeout)  # the turn would queue behind it anyway
             try:
                 outcome = await loop.run()
@@ -342,14 +345,24 @@ class FixRun:
             fixed = outcome.status == "fixed"
             self.proposal = tuple(gate.proposal) if fixed else ()
             # Exactly what the gate judged on its clean copy: nothing after the accepted check counts.
-            changes = tuple(FileChange(target.to_workspace(change.path), change.old_text, change.new_text)
-                            for change in gate.proposal) if fixed else ()
+            changes = (
+                tuple(
+                    FileChange(target.to_workspace(change.path), change.old_text, change.new_text)
+                    for change in gate.proposal
+                )
+                if fixed
+                else ()
+            )
             result = self._result(
-                outcome.status, outcome.summary, changes=changes,
+                outcome.status,
+                outcome.summary,
+                changes=changes,
                 diff=unified_diff(list(changes)) if changes else "",
-                prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
+                prompt_tokens=outcome.prompt_tokens,
+                completion_tokens=outcome.completion_tokens,
                 tokens_estimated=outcome.tokens_estimated,
-                reasons=outcome.reasons)
+                reasons=outcome.reasons,
+            )
             self.emit(Done(result.status, result.summary, self.steps, {"files": result.files}))
             self.transcript.write("result", **result.to_json())
             return result

@@ -1,0 +1,23 @@
+"""ModeRun: what one bench mode produced on a case, before the judge looks at it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ModeRun:
+    """What one mode produced on a copy of a case: the diff it proposes, whether it claims the diff fixes
+    the case (verified by its own means), its figures, and the error that ended it, if any."""
+
+    claimed: bool
+    diff: str
+    summary: str = ""
+    steps: int = 0
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model_seconds: float = 0.0
+    test_seconds: float = 0.0
+    transcript: str | None = None
+    error: str | None = None

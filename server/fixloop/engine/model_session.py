@@ -1,0 +1,82 @@
+"""The run's model: which endpoint and name the settings mean, its preflight, and its prompt cache warmed
+with the fixed prefix (also ahead of the first fix, when the language server starts)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from fixloop.agent.call_protocols import fixed_prefix
+from fixloop.config import Settings
+from fixloop.errors import FixloopError
+from fixloop.model.client import ChatModel
+from fixloop.model.endpoint import Endpoint, preflight
+from fixloop.model.warm_up import is_local_endpoint, start_warm_up
+from fixloop.tools import tool_catalog
+
+log = logging.getLogger(__name__)
+
+
+def is_local(settings: Settings) -> bool:
+    return settings.model == "local" or settings.model.startswith("local:")
+
+
+async def model_endpoint(settings: Settings) -> tuple[str, str]:
+    """(base_url, model name) for the settings; starts the managed local model for `local[:name]`."""
+    settings.require_model()
+    if is_local(settings):
+        from fixloop.model.local import ensure_local_server
+
+        return await ensure_local_server(settings)
+    return settings.effective_base_url(), settings.model
+
+
+def open_chat_model(settings: Settings, base_url: str, model_name: str) -> ChatModel:
+    """The run's chat model; `temperature` is sent only when set (the managed local model: 0 by default)."""
+    temperature = settings.temperature
+    if temperature is None and is_local(settings):
+        temperature = 0.0
+    return ChatModel(
+        base_url=base_url,
+        model=model_name,
+        api_key=settings.api_key(),
+        timeout=settings.model_timeout,
+        temperature=temperature,
+        stream=settings.stream,
+        api_version=settings.api_version,
+    )
+
+
+async def check_endpoint(settings: Settings, base_url: str, model_name: str) -> None:
+    """The preflight (model/endpoint.py) of a configured endpoint; the managed local model needs none."""
+    if not is_local(settings):
+        await preflight(Endpoint(base_url, settings.api_key(), settings.api_version), model_name)
+
+
+def raise_if_failed(opening: asyncio.Future[ChatModel]) -> None:
+    """Raise the endpoint check's error, if it has failed by now."""
+    if opening.done() and not opening.cancelled() and (error := opening.exception()) is not None:
+        raise error
+
+
+def warm_up(settings: Settings, base_url: str, model_name: str) -> asyncio.Task[None] | None:
+    """Send the run's fixed prefix to a managed or local endpoint once, in the background (None: not
+    local, or already warm), so that the first turn reads only the task."""
+    if not (is_local(settings) or is_local_endpoint(base_url)):
+        return None
+    compact = settings.compact_tools or is_local(settings)
+    messages, tools = fixed_prefix(settings.protocol, tool_catalog(), compact)
+    return start_warm_up(base_url, model_name, settings.api_key(), messages, tools, settings.model_timeout)
+
+
+async def prepare_model(settings: Settings) -> None:
+    """Ahead of the first fix (the language server's start): start a managed local model and warm a local
+    endpoint's prompt cache. Problems are left for the fix to report."""
+    try:
+        if not settings.model or not (is_local(settings) or is_local_endpoint(settings.effective_base_url())):
+            return
+        task = warm_up(settings, *await model_endpoint(settings))
+        if task is not None:
+            await task
+    except FixloopError as error:
+        log.info("the model is not ready ahead of a fix: %s", error.message)
