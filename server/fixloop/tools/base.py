@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from fixloop.tools.workspace import Workspace
+
+FILE_PATH: dict[str, str] = {"type": "string", "description": "file path relative to the project root"}
 
 
 @dataclass(frozen=True)
@@ -38,3 +43,14 @@ class Tool(abc.ABC):
     def truncation_notice(self, shown: str, omitted_bytes: int) -> str:
         """The line appended when output is cut; tools may say precisely where to continue."""
         return f"[output truncated: {omitted_bytes} more bytes not shown; {self.truncation_hint}]"
+
+
+class EditingTool(Tool):
+    """A tool that changes one file of the shadow in place; with `protect_tests` test files are refused."""
+
+    read_only = False
+    truncation_hint = "read_file shows the rest"
+
+    def __init__(self, workspace: Workspace, protect_tests: bool = False) -> None:
+        self.workspace = workspace
+        self.protect_tests = protect_tests

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from fixloop.errors import FixloopError
 from fixloop.project import is_whole_test_config
-from fixloop.tools.base import Tool, ToolResult
+from fixloop.tools.base import FILE_PATH, EditingTool, ToolResult
 from fixloop.tools.matching import replace_unique
 from fixloop.tools.textfile import (
     FileToolError,
@@ -26,7 +26,7 @@ CONTEXT = 2
 MAX_SHOWN = 30
 
 
-class EditFileTool(Tool):
+class EditFileTool(EditingTool):
     name = "edit_file"
     brief = 'replace old_text (must match exactly one place) with new_text; old_text "" creates a new file'
     description = (
@@ -38,19 +38,13 @@ class EditFileTool(Tool):
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "file path relative to the project root"},
+            "path": FILE_PATH,
             "old_text": {"type": "string", "description": "the exact current text to replace"},
             "new_text": {"type": "string", "description": "the text to put in its place"},
         },
         "required": ["path", "old_text", "new_text"],
         "additionalProperties": False,
     }
-    read_only = False
-    truncation_hint = "read_file shows the rest"
-
-    def __init__(self, workspace: Workspace, protect_tests: bool = False) -> None:
-        self.workspace = workspace
-        self.protect_tests = protect_tests
 
     async def run(self, path: str, old_text: str, new_text: str) -> ToolResult:
         old = normalize_newlines(old_text)

@@ -6,14 +6,13 @@ import ast
 import textwrap
 from typing import Any, ClassVar
 
-from fixloop.tools.base import Tool, ToolResult
+from fixloop.tools.base import FILE_PATH, EditingTool, ToolResult
 from fixloop.tools.code_reply import CodeBlock, apply_code_blocks
 from fixloop.tools.edit_file import refuse_test_edit
 from fixloop.tools.textfile import FileToolError, read_text, strip_code_fence
-from fixloop.tools.workspace import Workspace
 
 
-class ReplaceFunctionTool(Tool):
+class ReplaceFunctionTool(EditingTool):
     name = "replace_function"
     brief = "replace a whole function or method (by name) with its corrected code"
     description = (
@@ -25,19 +24,13 @@ class ReplaceFunctionTool(Tool):
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "file path relative to the project root"},
+            "path": FILE_PATH,
             "name": {"type": "string", "description": "the function's name, or Class.method"},
             "code": {"type": "string", "description": "the complete corrected function, def line included"},
         },
         "required": ["path", "name", "code"],
         "additionalProperties": False,
     }
-    read_only = False
-    truncation_hint = "read_file shows the rest"
-
-    def __init__(self, workspace: Workspace, protect_tests: bool = False) -> None:
-        self.workspace = workspace
-        self.protect_tests = protect_tests
 
     async def run(self, path: str, name: str, code: str) -> ToolResult:
         resolved = self.workspace.resolve_file(path, must_exist=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from fixloop.tools.base import Tool, ToolResult
+from fixloop.tools.base import FILE_PATH, Tool, ToolResult
 from fixloop.tools.edit_file import refuse_test_edit
 from fixloop.tools.textfile import (
     FileToolError,
@@ -33,7 +33,7 @@ class WriteFileTool(Tool):
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "file path relative to the project root"},
+            "path": FILE_PATH,
             "content": {"type": "string", "description": "the whole new content of the file"},
         },
         "required": ["path", "content"],
