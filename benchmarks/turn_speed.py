@@ -12,7 +12,9 @@ stream was closed early, and the engine's events. The figures, per turn: prompt 
 tokenizer over the chat template), tokens read from the prompt cache, seconds to the first streamed token
 (prompt seconds), generated tokens, tokens generated after the last complete call (unused), seconds to the
 first visible thought; per run: wall seconds and fixed or not; echo: tokens of prose that repeat 100+
-characters of the prompt's context verbatim, as a share of all generated tokens.
+characters of the prompt's context verbatim, as a share of all generated tokens (a fenced code block is
+not prose: under the code edit form it is the answer asked for, a corrected function that repeats most of
+the old one).
 
 `--demo` instead times `fixloop demo` (the README's first command, through the language server) per tree.
 Needs llama-cpp-python's server ($FIXLOOP_LLAMA_PYTHON, default ~/.cache/fixloop-local/venv/bin/python)
@@ -235,6 +237,20 @@ def tokenize_prompts(bodies: list[dict[str, Any]]) -> list[int]:
     return json.loads(done.stdout)
 
 
+def outside_code(text: str) -> str:
+    """The text outside code and calls: before the first code fence or `<tool…>` tag and after the last
+    fence or closing tag. A small model may open a block for a file name and another for the code, or write
+    a call the stream scanner does not take for one (a `<tools>` tag around code in triple quotes) that
+    fixloop's reader still applies: everything from the first opener to the last closer is the answer."""
+    openers = [i for i in (text.find("```"), text.find("<tool")) if i >= 0]
+    if not openers:
+        return text
+    first = min(openers)
+    fence, tag = text.rfind("```"), text.rfind("</tool")
+    end = max(fence + 3 if fence > first else -1, text.find(">", tag) + 1 if tag > first else -1)
+    return text[:first] if end <= first else text[:first] + text[end:]
+
+
 def sse_text(record: dict[str, Any]) -> list[tuple[float, str, dict[str, Any] | None]]:
     """(arrival time, content piece, usage) for each streamed chunk with content or usage."""
     out: list[tuple[float, str, dict[str, Any] | None]] = []
@@ -276,7 +292,7 @@ def turn_figures(record: dict[str, Any], prompt_tokens: int, run: dict[str, Any]
     unused = sum(1 for start in offsets if start >= keep) if scanner.spans else 0
     index = EchoIndex()
     index.add_messages(body["messages"])
-    prose = text[: scanner.prose_end()] if scanner.spans else text
+    prose = outside_code(text[: scanner.prose_end()] if scanner.spans else text)
     per_char = len(pieces) / max(1, len(text))
     first_token = (pieces[0][0] - record["sent"]) if pieces else None
     shown = [
