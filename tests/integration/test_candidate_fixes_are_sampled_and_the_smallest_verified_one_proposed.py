@@ -118,3 +118,20 @@ async def test_a_rejected_submit_moves_the_run_to_sampling(run_fix) -> None:
     assert [verdict.accepted for verdict in outcome.of(Verdict)] == [False, True]
     assert "+        result *= i" in outcome.result.diff and "result -= i" not in outcome.result.diff
     assert any(isinstance(event, Notice) and event.kind == "candidate" for event in outcome.events)
+
+
+async def test_replies_without_a_call_in_a_row_move_the_run_to_sampling(run_fix) -> None:
+    # A small model that keeps writing prose (or calls fixloop cannot read) is stuck: it gets a round,
+    # not nudges until the step budget is gone.
+    script = [
+        {"content": "The bug is in factorial; I should change the loop."},
+        {"content": "write_file(mathutils.py, factorial, 'result *= i')"},
+        {"content": SMALL_FIX, "expect": {"last_message_contains": "Let us try fixes as code"}},
+    ]
+    outcome = await run_fix("demo", script, strategy="react", editForm="tools", samples=3, sampleRounds=1)
+
+    assert outcome.server.failures == []
+    assert outcome.result.status == "fixed", outcome.notices
+    assert outcome.notices.count("no tool call; nudging the model to continue") == 2
+    assert "+        result *= i" in outcome.result.diff
+    assert outcome.result.steps == 3  # two silent turns and the round

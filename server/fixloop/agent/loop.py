@@ -92,6 +92,7 @@ class ReActLoop:
 
     async def _sample(self, why: str) -> LoopOutcome | None:
         """A round of candidate fixes (generate and validate) when the run's sampling allows one now."""
+        self.spent.silent_turns = 0
         return await self.sampling.take(why, self) if self.sampling is not None else None
 
     def _system_prompt(self) -> str:
@@ -104,8 +105,10 @@ class ReActLoop:
             return Step()
         self.spent.echo_cuts = 0
         calls = self._read(reply)
-        if not calls:
-            return Step(finished=self._handle_no_call(reply))
+        if not calls:  # a model that keeps answering without a call is stuck too: a reason to sample
+            finished = self._handle_no_call(reply)
+            return Step(finished=finished, repeated=self.spent.silent_turns >= self.limits.silent_turns)
+        self.spent.silent_turns = 0
         self.conversation.add(self.protocol.assistant_message(reply, calls))
         return await self._act(calls)
 
@@ -188,6 +191,7 @@ class ReActLoop:
             nudge = prompts.REFUSAL_NUDGE
         elif reply.finish_reason == "length":
             nudge = prompts.LENGTH_NUDGE
+        self.spent.silent_turns += 1
         self.emit(Notice("no tool call; nudging the model to continue", self.step, "nudge"))
         self.conversation.add({"role": "user", "content": nudge})
         return None

@@ -36,6 +36,7 @@ class LoopLimits:
     stuck_stop_at: int = 3
     context_chars: int = 48_000
     echo_cuts: int = 2  # echoing replies cut in a row; the next one is let through
+    silent_turns: int = 2  # replies without a call in a row that count as stuck (a reason to sample)
     teach: bool = True  # rejections show expected vs actual, the diff and the fixes tried (else reasons)
 
 
@@ -74,6 +75,7 @@ class Spent:
     completion_tokens: int = 0
     refusals: int = 0
     echo_cuts: int = 0  # in a row
+    silent_turns: int = 0  # replies without a tool call, in a row
     tokens_estimated: bool = False
     started: float = field(default_factory=time.monotonic)
 

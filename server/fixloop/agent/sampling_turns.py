@@ -2,8 +2,9 @@
 
 A start round comes before the first tool turn: the code form's one best guess (`edit_form: code`) or a
 whole round of candidates (`strategy: sample`); the task prompt then ends with the code ask, so the round
-draws from exactly the prefix the loop goes on with. Later rounds come after a rejected submit or a
-repeated call (at temperature 0 a repeat means the model is stuck on one idea), while `rounds` last. A round
+draws from exactly the prefix the loop goes on with. Later rounds come after a rejected submit, a
+repeated call (at temperature 0 a repeat means the model is stuck on one idea) or replies without a call in
+a row (`LoopLimits.silent_turns`), while `rounds` last. A round
 that finds nothing leaves the model its own best guess and what the tests said of it, plus every fix tried.
 """
 
