@@ -77,9 +77,10 @@ async def test_without_n_each_candidate_is_its_own_request_and_the_budget_is_kep
 
 
 async def test_a_round_that_finds_nothing_leaves_the_loop_what_was_tried(run_fix) -> None:
+    # The start round asks for code and sends no tool schemas (a shorter prompt); the loop's turns do.
     script = [
-        {"content": WRONG},
-        {"content": OTHER_WRONG},
+        {"content": WRONG, "expect": {"has_tools": False}},
+        {"content": OTHER_WRONG, "expect": {"has_tools": False}},
         {
             "content": "Let me fix it.",
             "tool_calls": [
@@ -92,7 +93,10 @@ async def test_a_round_that_finds_nothing_leaves_the_loop_what_was_tried(run_fix
                     },
                 }
             ],
-            "expect": {"last_message_contains": ["Tried and failed", "result -= i", "assert -13 == 120"]},
+            "expect": {
+                "last_message_contains": ["Tried and failed", "result -= i", "assert -13 == 120"],
+                "has_tools": True,
+            },
         },
         {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "multiply"}}]},
     ]

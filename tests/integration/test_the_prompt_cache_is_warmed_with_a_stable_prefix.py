@@ -48,3 +48,14 @@ async def test_the_text_protocol_warms_its_own_prefix(run_fix) -> None:
 )
 def test_only_endpoints_on_this_machine_are_warmed(url: str, local: bool) -> None:
     assert is_local_endpoint(url) is local
+
+
+async def test_a_run_that_starts_with_a_code_round_warms_the_prefix_without_schemas(run_fix) -> None:
+    body = "    result = 1\n    for i in range(2, n + 1):\n        result *= i\n    return result\n"
+    fixed = f"mathutils.py\n```python\ndef factorial(n: int) -> int:\n{body}```\n"
+    outcome = await run_fix("demo", [{"content": fixed}], strategy="sample", editForm="code", samples=2)
+    assert outcome.result.status == "fixed", outcome.notices
+    (warm,) = outcome.server.warmups
+    first = outcome.server.requests[0]
+    assert "tools" not in warm and "tools" not in first  # the code round reads no schemas
+    assert prefix(warm) == prefix(first)

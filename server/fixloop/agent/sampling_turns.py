@@ -83,7 +83,7 @@ class SamplingTurns:
         summary = await self.round(
             why,
             loop.conversation,
-            request.tools,
+            None if why == "start" else request.tools,  # the start round asks for code: no schemas to read
             request.stop,
             lambda reply: loop.protocol.read(reply, spent.steps).calls,
             spent.steps,
@@ -169,6 +169,14 @@ def _summary(result: RoundResult, samples: int) -> str:
     return f"verified fix ({where}): {winner.describe()}"
 
 
+def start_samples(settings: Settings) -> int:
+    """Candidates the run's start round draws: all of a round under `strategy: sample`, the code form's
+    best guess alone under `edit_form: code`, else 0 (no start round: the first turn is the loop's)."""
+    if settings.strategy == "sample" and settings.samples > 1:
+        return settings.samples
+    return int(settings.edit_form == "code")
+
+
 def sampling_for(
     settings: Settings,
     model: Drawer,
@@ -181,8 +189,7 @@ def sampling_for(
 ) -> SamplingTurns | None:
     """The run's sampling as its settings say (None: none at all). `single_slot`: the endpoint answers one
     request at a time and ignores `n` (the managed llama.cpp model)."""
-    sample_first = settings.strategy == "sample" and settings.samples > 1
-    start = settings.samples if sample_first else int(settings.edit_form == "code")
+    start = start_samples(settings)
     rounds = settings.sample_rounds if settings.samples > 1 else 0
     if not start and not rounds:
         return None

@@ -7,10 +7,12 @@ import asyncio
 import logging
 
 from fixloop.agent.call_protocols import fixed_prefix
+from fixloop.agent.sampling_turns import start_samples
 from fixloop.config import Settings
 from fixloop.errors import FixloopError
 from fixloop.model.client import ChatModel
 from fixloop.model.endpoint import Endpoint, preflight
+from fixloop.model.profiles import with_profile
 from fixloop.model.warm_up import is_local_endpoint, start_warm_up
 from fixloop.tools import tool_catalog
 
@@ -61,11 +63,14 @@ def raise_if_failed(opening: asyncio.Future[ChatModel]) -> None:
 
 def warm_up(settings: Settings, base_url: str, model_name: str) -> asyncio.Task[None] | None:
     """Send the run's fixed prefix to a managed or local endpoint once, in the background (None: not
-    local, or already warm), so that the first turn reads only the task."""
+    local, or already warm), so that the first turn reads only the task. `settings` as the run uses them
+    (its model's profile applied): a run that starts with a code round sends no tool schemas at first."""
     if not (is_local(settings) or is_local_endpoint(base_url)):
         return None
     compact = settings.compact_tools or is_local(settings)
     messages, tools = fixed_prefix(settings.protocol, tool_catalog(), compact)
+    if start_samples(settings):
+        tools = None  # the first request is the start round's, which asks for code and sends no schemas
     return start_warm_up(base_url, model_name, settings.api_key(), messages, tools, settings.model_timeout)
 
 
@@ -75,7 +80,7 @@ async def prepare_model(settings: Settings) -> None:
     try:
         if not settings.model or not (is_local(settings) or is_local_endpoint(settings.effective_base_url())):
             return
-        task = warm_up(settings, *await model_endpoint(settings))
+        task = warm_up(with_profile(settings), *await model_endpoint(settings))
         if task is not None:
             await task
     except FixloopError as error:
