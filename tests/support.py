@@ -40,17 +40,22 @@ def copy_project(name: str, dest: Path, git: bool | None = None) -> Path:
         dirs_exist_ok=True,
     )
     if git:
-        for args in (
-            ["init", "-q"],
-            ["config", "user.name", "fixloop tests"],
-            ["config", "user.email", "tests@fixloop.invalid"],
-            ["config", "commit.gpgsign", "false"],
-            ["config", "core.autocrlf", "false"],
-            ["add", "-A"],
-            ["commit", "-q", "-m", "initial"],
-        ):
-            subprocess.run(["git", *args], cwd=dest, check=True, capture_output=True)
+        commit_all(dest)
     return dest
+
+
+def commit_all(root: Path) -> None:
+    """Make `root` a git repository whose one commit, "initial", holds every file in it."""
+    for args in (
+        ["init", "-q"],
+        ["config", "user.name", "fixloop tests"],
+        ["config", "user.email", "tests@fixloop.invalid"],
+        ["config", "commit.gpgsign", "false"],
+        ["config", "core.autocrlf", "false"],
+        ["add", "-A"],
+        ["commit", "-q", "-m", "initial"],
+    ):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 
 def apply_edits(root: Path, edits: list[dict[str, str]]) -> None:

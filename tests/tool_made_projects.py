@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from support import commit_all
+
 HOME_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")  # before tests patch it
 WORDS_BUG = 'return [word.lower() for word in text.split(" ")]'
 WORDS_FIX = "return [word.lower() for word in text.split()]"
@@ -199,15 +201,7 @@ class ProjectBuilder:
 
     @staticmethod
     def git_commit(root: Path) -> None:
-        for args in (
-            ["init", "-q"],
-            ["config", "user.name", "fixloop tests"],
-            ["config", "user.email", "tests@fixloop.invalid"],
-            ["config", "commit.gpgsign", "false"],
-            ["add", "-A"],
-            ["commit", "-q", "-m", "initial"],
-        ):
-            subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+        commit_all(root)
 
     # -- the set-ups ------------------------------------------------------------------------------
 

@@ -18,6 +18,8 @@ import pytest
 from editors_support import CALC_BUGGY, CALC_FIXED, FAILING_TEST, TEST_CALC, E2EEnv, fix_turns
 from vscode_support import SYSTEM_PATH, CodeServer, drive, python_without_fixloop, running_code_server
 
+from support import commit_all
+
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 PYPROJECT = """\
@@ -52,14 +54,7 @@ def src_layout_project(root: Path, system_python: str) -> Path:
     subprocess.run([system_python, "-m", "venv", str(root / ".venv")], check=True, timeout=180)
     subprocess.run([str(root / ".venv/bin/pip"), "install", "-q", "--disable-pip-version-check", "-e", ".",
                     "pytest"], cwd=root, check=True, timeout=600)  # fmt: skip
-    for args in (
-        ["init", "-q"],
-        ["config", "user.email", "t@t.invalid"],
-        ["config", "user.name", "t"],
-        ["add", "-A"],
-        ["commit", "-q", "-m", "initial"],
-    ):
-        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    commit_all(root)
     return root
 
 

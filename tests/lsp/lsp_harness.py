@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -15,6 +14,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities, make_test_lsp_client
+
+from support import commit_all
 
 SERVER = [sys.executable, "-m", "fixloop.lsp"]
 FIX = "fixloop.server.fixFailingTest"
@@ -61,15 +62,7 @@ def make_project(root: Path, git: bool = True) -> Path:
     (root / "conftest.py").write_text("")
     (root / TEST_FILE).write_text(TESTS)
     if git:
-        for args in (
-            ["init", "-q"],
-            ["config", "user.name", "t"],
-            ["config", "user.email", "t@t.invalid"],
-            ["config", "commit.gpgsign", "false"],
-            ["add", "-A"],
-            ["commit", "-q", "-m", "initial"],
-        ):
-            subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+        commit_all(root)
     return root
 
 

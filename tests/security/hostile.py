@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from support import repo_snapshot
+from support import commit_all, repo_snapshot
 
 TOKEN = secrets.token_hex(4)
 # Files a hostile model must never see: name -> content (each holds its own canary).
@@ -159,15 +159,7 @@ def build_trap(base: Path, extra_files: dict[str, str] | None = None) -> Trap:
     }
     for name, target in links.items():
         os.symlink(target, trap.project / name)
-    for args in (
-        ["init", "-q"],
-        ["config", "user.name", "t"],
-        ["config", "user.email", "t@t.invalid"],
-        ["config", "commit.gpgsign", "false"],
-        ["add", "-A"],
-        ["commit", "-q", "-m", "initial"],
-    ):
-        subprocess.run(["git", *args], cwd=trap.project, check=True, capture_output=True)
+    commit_all(trap.project)
     return trap
 
 
