@@ -83,7 +83,7 @@ class SamplingTurns:
         summary = await self.round(
             why,
             loop.conversation,
-            None if why == "start" else request.tools,  # the start round asks for code: no schemas to read
+            round_tools(why, request.tools),
             request.stop,
             lambda reply: loop.protocol.read(reply, spent.steps).calls,
             spent.steps,
@@ -167,6 +167,21 @@ def _summary(result: RoundResult, samples: int) -> str:
     assert winner is not None
     where = f"candidate {winner.number} of {len(result.candidates)}" if samples > 1 else "the corrected code"
     return f"verified fix ({where}): {winner.describe()}"
+
+
+Schemas = list[dict[str, Any]] | None
+
+
+def round_tools(why: str, tools: Schemas) -> Schemas:
+    """The tool schemas a round's requests carry: none for the start round, which asks for code (they would
+    be half its prompt); the loop's own for a later round, which goes on from the loop's turns."""
+    return None if why == "start" else tools
+
+
+def first_request_tools(settings: Settings, tools: Schemas) -> Schemas:
+    """The schemas of a run's first request (what a prompt cache is warmed with): the start round's, if
+    the run has one, else the loop's."""
+    return round_tools("start", tools) if start_samples(settings) else tools
 
 
 def start_samples(settings: Settings) -> int:

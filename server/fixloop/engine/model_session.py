@@ -7,7 +7,7 @@ import asyncio
 import logging
 
 from fixloop.agent.call_protocols import fixed_prefix
-from fixloop.agent.sampling_turns import start_samples
+from fixloop.agent.sampling_turns import first_request_tools
 from fixloop.config import Settings
 from fixloop.errors import FixloopError
 from fixloop.model.client import ChatModel
@@ -69,8 +69,7 @@ def warm_up(settings: Settings, base_url: str, model_name: str) -> asyncio.Task[
         return None
     compact = settings.compact_tools or is_local(settings)
     messages, tools = fixed_prefix(settings.protocol, tool_catalog(), compact)
-    if start_samples(settings):
-        tools = None  # the first request is the start round's, which asks for code and sends no schemas
+    tools = first_request_tools(settings, tools)
     return start_warm_up(base_url, model_name, settings.api_key(), messages, tools, settings.model_timeout)
 
 
