@@ -139,17 +139,14 @@ HOSTILE = [
 ]
 
 
+def running(names: list[str]) -> list[Attempt]:
+    """One attempt per hostile test of tests/test_hostile.py: the model asks run_tests to run it."""
+    ids = {name: {"test_ids": [f"tests/test_hostile.py::{name}"]} for name in names}
+    return [Attempt("hostile test", "run_tests", name, ids[name], expect="answer") for name in names]
+
+
 async def test_hostile_tests_leave_no_process_and_no_file(trap, scripted_model):
-    attempts = [
-        Attempt(
-            "hostile test",
-            "run_tests",
-            name,
-            {"test_ids": [f"tests/test_hostile.py::{name}"]},
-            expect="answer",
-        )
-        for name in HOSTILE
-    ]
+    attempts = running(HOSTILE)
     watch = Watch(trap)
     run = await run_engine(
         trap, scripted_model, [calls_turn(attempts), *fix_turns()], maxSteps=6, testTimeout=3, limit=120
@@ -181,16 +178,7 @@ async def test_tests_cannot_write_outside_the_shadow(trap, scripted_model):
     """Code under test that finds the user's repository (through the shadow's git alternates) and the
     folders around it can neither write nor delete there."""
     names = ["test_writes_into_the_users_repository", "test_deletes_and_writes_outside"]
-    attempts = [
-        Attempt(
-            "hostile test",
-            "run_tests",
-            name,
-            {"test_ids": [f"tests/test_hostile.py::{name}"]},
-            expect="answer",
-        )
-        for name in names
-    ]
+    attempts = running(names)
     watch = Watch(trap)
     run = await run_engine(trap, scripted_model, [calls_turn(attempts), *fix_turns()], maxSteps=6)
     judge_run(run, attempts)
