@@ -58,6 +58,12 @@ def node_modules() -> Path:
     return CACHE / "node_modules"
 
 
+def strict_client(spec: dict, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """strict_client.js (vscode-jsonrpc, failing on any byte that is not JSON-RPC) run against `spec`."""
+    command = ["node", str(HERE / "strict_client.js"), json.dumps(spec)]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
 def test_a_fix_through_vscode_jsonrpc(project: Path, scripted_model, tmp_path: Path) -> None:
     modules = node_modules()
     test_id = f"{TEST_FILE}::test_add"
@@ -69,15 +75,7 @@ def test_a_fix_through_vscode_jsonrpc(project: Path, scripted_model, tmp_path: P
         "arguments": [{"testId": test_id}],
         "timeout": 90,
     }
-    env = {**server_env(tmp_path, model.base_url), "NODE_PATH": str(modules)}
-    proc = subprocess.run(
-        ["node", str(HERE / "strict_client.js"), json.dumps(spec)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = strict_client(spec, {**server_env(tmp_path, model.base_url), "NODE_PATH": str(modules)}, 120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["errors"] == [], report["errors"]
@@ -106,14 +104,6 @@ def test_the_strict_client_does_catch_a_corrupted_stream(project: Path, tmp_path
         "arguments": [],
         "timeout": 6,
     }
-    env = {**server_env(tmp_path, None), "NODE_PATH": str(modules)}
-    proc = subprocess.run(
-        ["node", str(HERE / "strict_client.js"), json.dumps(spec)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = strict_client(spec, {**server_env(tmp_path, None), "NODE_PATH": str(modules)}, 60)
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["errors"] or report["result"] == {"timeout": True}
