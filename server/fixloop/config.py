@@ -110,7 +110,7 @@ def setting(
 
 @dataclass(frozen=True)
 class Settings:
-    """One fix run's configuration (the public settings table in the README, plus engine budgets)."""
+    """One fix run's configuration (the public settings table in docs/settings.md, plus engine budgets)."""
 
     model: str = setting("", _text, env=("FIXLOOP_MODEL",))
     base_url: str = setting("", _url, env=("OPENAI_BASE_URL", "FIXLOOP_BASE_URL"), aliases=("apiBase",))
@@ -137,7 +137,7 @@ class Settings:
     local_context: int = setting(16384, _whole(1))
     context_chars: int = setting(48_000, _whole(2000))  # the conversation's budget (older output shrinks)
     warm_start_chars: int = setting(6000, _whole(0))  # what the first prompt may gather
-    # The search around the model (README "Strategies"); a model's profile fills what is not set.
+    # The search around the model (docs/search.md); a model's profile fills what is not set.
     strategy: str = setting("react", _one_of(*STRATEGIES), env=("FIXLOOP_STRATEGY",))
     edit_form: str = setting("tools", _one_of(*EDIT_FORMS), env=("FIXLOOP_EDIT_FORM",))
     samples: int = setting(6, _whole(0), env=("FIXLOOP_SAMPLES",))  # N candidates a round; 0: no sampling

@@ -1,4 +1,4 @@
-"""FixResult: what a fix run returns to every face; `to_json()` is the public contract's shape (README)."""
+"""FixResult: what a fix run returns to every face; `to_json()` is the public contract (docs/contract.md)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class FixResult:
         return [change.path for change in self.changes]
 
     def to_json(self) -> dict[str, Any]:
-        """The FixResult object of the public contract (README, "The language server's contract")."""
+        """The FixResult object of the public contract (docs/contract.md, "FixResult")."""
         return {
             "runId": self.run_id,
             "status": self.status,

@@ -1,6 +1,6 @@
 """The secrets policy: which files and folders hold credentials; the resolver refuses them to every tool.
 
-One list, written down in the README ("How it keeps your code safe"). Names are matched without regard
+One list, written down in docs/security.md ("Secrets"). Names are matched without regard
 to case, on the file's own name and on every folder above it, and on where a link leads as well as on
 the link's own name.
 """

@@ -71,7 +71,7 @@ def find_cases(folders: Sequence[Path]) -> list[BenchCase]:
         if not found:
             raise CaseError(
                 f"no bench cases in {folder}: a case is a folder with a {CASE_FILE} "
-                "(see the README's bench section), or a fixture project with fixes/NAME.json"
+                "(see docs/bench.md), or a fixture project with fixes/NAME.json"
             )
         cases.extend(found)
     seen: dict[str, Path] = {}

@@ -1,6 +1,6 @@
 """The command line: `fixloop serve | fix | doctor | models | bench | model | demo`; errors are one line.
 
-Exit codes (the README's command-line contract): 0 fixed (doctor: ready), 1 not fixed (doctor: something
+Exit codes (docs/contract.md): 0 fixed (doctor: ready), 1 not fixed (doctor: something
 is missing), 2 bad input or configuration (an endpoint that cannot be used included), 3 nothing to fix (the
 target tests already pass), 130 interrupted.
 """

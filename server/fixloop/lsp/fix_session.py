@@ -137,7 +137,7 @@ class FixSession:
             self.ls.show(f"fixloop: {error} (using the default)", types.MessageType.Warning)
 
     def _make_run(self, target: FixTarget, settings: Settings) -> FixRunLike:
-        from fixloop.engine import FixRequest, FixRun, PreviousRun  # the engine loads with the first fix
+        from fixloop.engine import FixRequest, FixRun, PreviousRun  # loaded at server start already
 
         again = self.again
         previous = PreviousRun(again.messages, again.proposal, self.reason) if again is not None else None

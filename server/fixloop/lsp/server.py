@@ -25,7 +25,7 @@ from fixloop.lsp.runs import RunRegistry
 from fixloop.lsp.settings import SettingsState
 from fixloop.result import FixResult
 
-if TYPE_CHECKING:  # the engine is imported when the first fix starts, not at server start
+if TYPE_CHECKING:  # only for the annotation: the engine loads at server start (initialized.py)
     from fixloop.engine import FixRequest
 
 log = logging.getLogger(__name__)

@@ -170,7 +170,7 @@ class LocalModelServer:
                 raise ModelError(
                     "llama.cpp crashed with an illegal instruction (built for another CPU): "
                     "rebuild it with portable flags: scripts/install-local.sh --rebuild in a "
-                    "fixloop checkout (see the README's local model section)"
+                    "fixloop checkout (see docs/models.md)"
                 )
             last_error = f"exit {code}: {tail or 'no output'} (log: {log_path})"
             in_use = "address already in use" in tail.lower() or "errno 98" in tail.lower()

@@ -2,8 +2,8 @@
 
 One table, first match wins, matched against the model's name (`local`, `local:<name>`, or the name at
 the endpoint). A profile fills only the settings no source gave (`Settings.explicit`), so every value here
-is a default the user can override. The managed local models' values were chosen on the bench (README,
-"Strategies"); the others follow what each family is known to do well and are marked as such.
+is a default the user can override. The managed local models' values were chosen on the bench (docs/bench.md,
+"Efficacy figures"); the others follow what each family is known to do well and are marked as such.
 """
 
 from __future__ import annotations

@@ -335,8 +335,8 @@ def real_imports_message(real: Mapping[str, str], python: str) -> str:
     more = f" and {len(files) - 3} more" if len(files) > 3 else ""
     return (
         f"the tests in the scratch copy imported your real files ({named}{more}) with {python}, so no "
-        "fix can be verified there: the environment, not the model, is at fault; see the README's "
-        "'Projects as they are set up' for the editable installs fixloop redirects"
+        "fix can be verified there: the environment, not the model, is at fault; see docs/projects.md "
+        "('Editable installs test the shadow's code') for the installs fixloop redirects"
     )
 
 
