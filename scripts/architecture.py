@@ -75,7 +75,8 @@ def modules_of(name: str) -> list[Path]:
         subpackages = sorted(p for p in folder.iterdir() if (p / "__init__.py").is_file())
         nested = [m for sub in subpackages for m in [sub / "__init__.py", *modules_of_folder(sub)]]
         return own + nested
-    return [folder.with_suffix(".py")]
+    module = folder.with_suffix(".py")
+    return [module] if module.is_file() else []
 
 
 def modules_of_folder(folder: Path) -> list[Path]:
@@ -127,6 +128,8 @@ def render() -> str:
             if package.is_file():
                 placed.add(package)
                 out += [f"#### `{name}/`", "", job(package), ""]
+            if not files and not package.is_file():
+                out += [f"- `{name}` — *(named by the layers contract, not in the tree)*"]
             out += [entry(p) for p in files] + [""]
     rest = sorted(p for p in PACKAGE.rglob("*.py") if p not in placed)
     if rest:
