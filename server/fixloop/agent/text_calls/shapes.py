@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from fixloop.agent.text_calls.loose_json import json_object, loads_loose, scan, unfence
+from fixloop.agent.text_calls.loose_json import json_object, loads_loose, scan
+from fixloop.tools.fences import unfence
 
 
 @dataclass(frozen=True)
