@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fixloop.agent.edit_forms import code_end
 from fixloop.tools.code_reply import code_blocks
 from fixloop.tools.fences import fence_language, opening_for, unfence, wrapped_body
@@ -39,8 +41,9 @@ def test_a_python_file_opens_its_block_with_the_language() -> None:
     assert opening_for("setup.cfg") == "```"
 
 
-def test_the_code_answer_and_its_stream_watch_see_the_same_blocks() -> None:
-    reply = "pkg/a.py\n```python\ndef f():\n    return 1\n```\nThat fixes it.\n"
+@pytest.mark.parametrize("path_line", ["pkg/a.py", "**pkg/a.py:**", "`pkg/a.py`", "pkg/a.py :"])
+def test_the_code_answer_and_its_stream_watch_see_the_same_blocks(path_line: str) -> None:
+    reply = f"```python\n{path_line}\n```python\ndef f():\n    return 1\n```\n{path_line}\nThat fixes it.\n"
     assert [(block.path, block.code) for block in code_blocks(reply)] == [
         ("pkg/a.py", "def f():\n    return 1\n")
     ]

@@ -6,13 +6,12 @@ exact `old_text`; the reply is applied by AST (`tools.code_reply`) and verified 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from fixloop.agent.warm_start import ShownFunction
 from fixloop.model.replies import StreamCut
-from fixloop.tools.fences import fence_language
+from fixloop.tools.fences import PATH_LINE, fence_language
 
 CODE_ASK = """Now reply with the fix as code, not as a tool call: the corrected function(s) or method(s) of \
 the code under test, each whole (from its `def` line, decorators included, to its end), in a ```python \
@@ -39,7 +38,6 @@ CONTINUE_WITH_TOOLS = (
     "Find the real cause now: read the code the failing test reaches (read_file), fix it "
     "with edit_file or replace_function, run_tests, then submit."
 )
-_PATH_LINE = re.compile(r"^[ \t]*[#*`]*[ \t]*[\w./\\-]+\.py[`*:]*[ \t]*$")
 
 
 class CodeReplyWatch:
@@ -73,7 +71,7 @@ def code_end(text: str) -> int | None:
         language = fence_language(line)
         if language is not None:
             reopened = (
-                inside and language and (not written or (len(written) == 1 and _PATH_LINE.match(written[0])))
+                inside and language and (not written or (len(written) == 1 and PATH_LINE.match(written[0])))
             )
             if not inside or reopened:
                 inside, closed_at, written = True, None, []
@@ -81,7 +79,7 @@ def code_end(text: str) -> int | None:
                 inside, closed_at = False, position
         elif inside:
             written += [line] if line.strip() else []
-        elif closed_at is not None and line.strip() and not _PATH_LINE.match(line):
+        elif closed_at is not None and line.strip() and not PATH_LINE.match(line):
             return start
     return None
 

@@ -9,11 +9,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from fixloop.tools.fences import fence_language
+from fixloop.tools.fences import PATH_LINE, fence_language
 from fixloop.tools.textfile import GUTTER
 
 _PYTHON_TAGS = ("", "python", "python3", "py")
-_BARE_PATH = re.compile(r"^[ \t]*[\w./\\-]+\.py[ \t]*:?[ \t]*$")
 _PATH = re.compile(r"([\w./\\-]+\.py)\b")
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -66,7 +65,7 @@ def code_blocks(reply: str) -> list[CodeBlock]:
                 lines[index + 1 :] = _past_block(lines[index + 1 :])
             continue
         written = [text for text in body if text.strip()]
-        if tag and (not written or (len(written) == 1 and _BARE_PATH.match(written[0]))):
+        if tag and (not written or (len(written) == 1 and PATH_LINE.match(written[0]))):
             path = (_named_path(written[0]) if written else None) or path  # re-opened after a path line
             body = []
             continue
@@ -80,9 +79,9 @@ def code_blocks(reply: str) -> list[CodeBlock]:
 def _block(body: list[str], path: str | None) -> CodeBlock:
     code = "".join(body)
     first = code.lstrip().split("\n", 1)[0]
-    if (first.startswith("#") and _PATH.search(first)) or _BARE_PATH.match(first):
+    if (first.startswith("#") and _PATH.search(first)) or PATH_LINE.match(first):
         path = _named_path(first)
-        if _BARE_PATH.match(first):
+        if PATH_LINE.match(first):
             code = code.lstrip().split("\n", 1)[1] if "\n" in code.lstrip() else ""
     # a method given alone keeps its class's indentation: dedented, it is found by its name
     return CodeBlock(textwrap.dedent(_strip_gutter(code)), path)

@@ -21,6 +21,8 @@ CLOSING = re.compile(rf"{FENCE}[ \t]*(?:\n|$)")
 """A fence that closes a block (nothing but blanks after it on its line)."""
 CLOSING_AFTER = re.compile(rf"[ \t]*\n?[ \t]*{FENCE}[ \t]*")
 """The fence closing a block, right after its body (on the body's last line or the next)."""
+PATH_LINE = re.compile(r"^[ \t]*[#*`]*[ \t]*[\w./\\-]+\.py[ \t]*[`*:]*[ \t]*$")
+"""A line naming only a Python file ("pkg/x.py", "**pkg/x.py:**"), as models write it before a block."""
 EMPTY_BLOCK = re.compile(rf"{_FENCE}\n?\s*{FENCE}")
 _ONE_LINE_LANGUAGE = re.compile(r"^[A-Za-z][\w+.-]*(?=[\s{\[\"'])")  # ```json{...}``` on one line
 _WRAPPED = re.compile(rf"^\s*{_FENCE}\n(?P<body>.*?\n?)[ \t]*{FENCE}\s*$", re.DOTALL)

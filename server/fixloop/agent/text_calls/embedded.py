@@ -7,6 +7,7 @@ import re
 from fixloop.agent.text_calls.loose_json import loads_loose, scan
 from fixloop.agent.text_calls.react import loose_call_args
 from fixloop.agent.text_calls.shapes import (
+    CALL_START,
     NAME_RE,
     Found,
     ParsedCall,
@@ -62,7 +63,6 @@ def _tag_inner_calls(inner: str) -> list[ParsedCall] | None:
     return calls if calls is not None else [ParsedCall("", inner.strip())]
 
 
-_JSON_START = re.compile(r"""\{(?=\s*["'}])|\[(?=\s*\{)""")  # where a call object or list can begin
 _SCAN_BUDGET = 2_000_000  # characters scanned in all, so pathological text cannot stall the loop
 
 
@@ -73,7 +73,7 @@ def json_calls(masked: str, text: str, known: frozenset[str]) -> list[Found]:
         return out
     budget = _SCAN_BUDGET
     pos = 0
-    while budget > 0 and (m := _JSON_START.search(masked, pos)) is not None:
+    while budget > 0 and (m := CALL_START.search(masked, pos)) is not None:
         s = m.start()
         end, closers = scan(masked, s)
         budget -= (end or len(masked)) - s

@@ -17,15 +17,14 @@ from dataclasses import dataclass
 from fixloop.agent.text_calls.loose_json import JsonScan
 from fixloop.agent.text_calls.react import ACTION_LABEL, INPUT_LABEL, LABEL_LEAD
 from fixloop.agent.text_calls.reader import parse_content
-from fixloop.agent.text_calls.shapes import ParsedCall
+from fixloop.agent.text_calls.shapes import CALL_START, NAME_KEY, ParsedCall
 from fixloop.tools.fences import CLOSING, FENCE, OPENING
 
 _OPENER = re.compile(FENCE + r"|<tool_call>|\{|\[|^" + LABEL_LEAD + r"Action\b", re.I | re.M)
 _JSON_FENCES = ("", "json", "jsonc", "json5", "tool_call", "tool_code", "javascript", "js")
 _TAG = "<tool_call>"
 _TAG_CLOSE = re.compile(r"</tool_call\s*>", re.I)
-_JSON_START = re.compile(r"""\{\s*["'}]|\[\s*\{\s*["'}]""")
-_NAME = re.compile(r"""["']?(?:name|tool|tool_name|function|function_name)["']?\s*:\s*["']([\w.-]+)["']""")
+_NAME = re.compile(NAME_KEY + r"""["']([\w.-]+)["']""")
 _REACT_NAME = re.compile(r"`?([\w.-]+)`?[ \t]*[\n({]")
 _UNDECIDED = "undecided"
 
@@ -222,7 +221,7 @@ class CallScanner:
         return self._json_form(q, p)
 
     def _json_form(self, q: int, start: int) -> _Form | str | None:
-        if _JSON_START.match(self.text, q) is not None:
+        if CALL_START.match(self.text, q) is not None:
             return _Form("json", q, start)
         after = re.sub(r"\s", "", self.text[q : q + 40])
         return _UNDECIDED if after in ("{", "[", "[{") else None
