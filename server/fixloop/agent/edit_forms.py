@@ -11,7 +11,7 @@ from typing import Any
 
 from fixloop.agent.warm_start import ShownFunction
 from fixloop.model.replies import StreamCut
-from fixloop.tools.fences import PATH_LINE, fence_language
+from fixloop.tools.fences import PATH_LINE, fence_language, reopens
 
 CODE_ASK = """Now reply with the fix as code, not as a tool call: the corrected function(s) or method(s) of \
 the code under test, each whole (from its `def` line, decorators included, to its end), in a ```python \
@@ -70,10 +70,7 @@ def code_end(text: str) -> int | None:
             break  # an incomplete line decides nothing yet
         language = fence_language(line)
         if language is not None:
-            reopened = (
-                inside and language and (not written or (len(written) == 1 and PATH_LINE.match(written[0])))
-            )
-            if not inside or reopened:
+            if not inside or reopens(language, written):
                 inside, closed_at, written = True, None, []
             else:
                 inside, closed_at = False, position

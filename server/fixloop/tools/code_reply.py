@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from fixloop.tools.fences import PATH_LINE, fence_language
+from fixloop.tools.fences import PATH_LINE, fence_language, reopens
 from fixloop.tools.textfile import GUTTER
 
 _PYTHON_TAGS = ("", "python", "python3", "py")
@@ -65,7 +65,7 @@ def code_blocks(reply: str) -> list[CodeBlock]:
                 lines[index + 1 :] = _past_block(lines[index + 1 :])
             continue
         written = [text for text in body if text.strip()]
-        if tag and (not written or (len(written) == 1 and PATH_LINE.match(written[0]))):
+        if reopens(tag, written):
             path = (_named_path(written[0]) if written else None) or path  # re-opened after a path line
             body = []
             continue

@@ -7,6 +7,7 @@ watches all read fences through it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 FENCE = "```"
 _FENCE = rf"{FENCE}[ \t]*([\w+.-]*)[ \t]*"  # group 1: the block's language ("" for a bare fence)
@@ -37,6 +38,12 @@ def fence_language(line: str) -> str | None:
     """The language of a fence line, lower-cased ("" for a bare fence); None when `line` is no fence."""
     found = FENCE_LINE.match(line)
     return found.group(1).lower() if found is not None else None
+
+
+def reopens(language: str, written: Sequence[str]) -> bool:
+    """Whether a fence line with `language`, inside a block whose non-blank lines so far are `written`,
+    opens the block again rather than closing it: small models write "```python / path.py / ```python"."""
+    return bool(language) and (not written or (len(written) == 1 and PATH_LINE.match(written[0]) is not None))
 
 
 def wrapped_body(text: str) -> str | None:
