@@ -38,5 +38,5 @@ def test_nothing_is_cut_before_it_is_known(reply: str) -> None:
 
 
 def test_the_example_names_a_real_file_of_the_prompt() -> None:
-    assert "billing/dates.py\n```python\ndef the_function" in code_ask("### billing/dates.py (lines 3-9) f")
-    assert "path/to/module.py" in code_ask("no code here")
+    assert "billing/dates.py\n```python\ndef the_function" in code_ask(["setup.cfg", "billing/dates.py"])
+    assert "path/to/module.py" in code_ask([])

@@ -26,7 +26,7 @@ from fixloop.model.replies import ModelReply
 Mode = Literal["native", "content", "text"]
 ProtocolSetting = Literal["auto", "tools", "text"]
 Message = dict[str, Any]
-SINGLE_ARGUMENT = {"read_file": "path", "list_files": "path", "search": "pattern", "submit": "summary"}
+SINGLE_ARG = {"read_file": "path", "list_files": "path", "search": "pattern", "submit": "summary"}
 
 
 class ToolDescriptions(Protocol):
@@ -95,11 +95,11 @@ class CallProtocol:
         self,
         setting: ProtocolSetting,
         tool_names: Sequence[str],
-        single_argument: Mapping[str, str] | None = None,
+        single_arg: Mapping[str, str] | None = None,
     ) -> None:
         self.setting = setting
         self.tool_names = list(tool_names)
-        self.single_argument = dict(SINGLE_ARGUMENT if single_argument is None else single_argument)
+        self.single_arg = dict(SINGLE_ARG if single_arg is None else single_arg)
 
     def request(self, schemas: list[dict[str, Any]]) -> RequestArgs:
         return RequestArgs(tools=schemas, stop=list(REACT_STOP))
@@ -122,7 +122,7 @@ class CallProtocol:
             self.tool_names,
             on_prose=on_prose,
             on_calling=on_calling,
-            single_arg=self.single_argument,
+            single_arg=self.single_arg,
             read_text=self.reads_text(),
             echo=echo,
         )
@@ -155,7 +155,7 @@ class CallProtocol:
         return [{"role": "user", "content": body}]
 
     def _read_text(self, content: str, step: int) -> tuple[ReadReply, ParsedContent]:
-        parsed = parse_content(content, self.tool_names, single_arg=self.single_argument)
+        parsed = parse_content(content, self.tool_names, single_arg=self.single_arg)
         if not parsed.calls and parsed.final_answer is not None:
             submit = ToolCall(f"text_{step}_0", "submit", {"summary": parsed.final_answer})
             return ReadReply(parsed.thought, (submit,)), parsed
@@ -163,7 +163,7 @@ class CallProtocol:
         return ReadReply(parsed.thought, calls), parsed
 
     def _become(self, kind: type[CallProtocol]) -> CallProtocol:
-        return kind(self.setting, self.tool_names, self.single_argument)
+        return kind(self.setting, self.tool_names, self.single_arg)
 
 
 class NativeCalls(CallProtocol):
@@ -240,11 +240,11 @@ class TextCalls(CallProtocol):
 
 
 def call_protocol(
-    setting: ProtocolSetting, tool_names: Sequence[str], single_argument: Mapping[str, str] | None = None
+    setting: ProtocolSetting, tool_names: Sequence[str], single_arg: Mapping[str, str] | None = None
 ) -> CallProtocol:
     """The mode a run starts in: text for `protocol: text`, else native."""
     kind: type[CallProtocol] = TextCalls if setting == "text" else NativeCalls
-    return kind(setting, tool_names, single_argument)
+    return kind(setting, tool_names, single_arg)
 
 
 def fixed_prefix(

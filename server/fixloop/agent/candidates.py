@@ -17,8 +17,11 @@ from fixloop.agent.call_protocols import ToolCall
 from fixloop.errors import FixloopError
 from fixloop.project import is_test_path
 from fixloop.result import FileChange
-from fixloop.tools.code_reply import CodeBlock, ReplyEdit, apply_code_blocks, code_blocks
-from fixloop.tools.matching import replace_unique
+from fixloop.tools.code_reply import ReplyEdit, apply_code_blocks, code_blocks
+from fixloop.tools.edit_file import edit_text
+from fixloop.tools.replace_function import replaced_function
+from fixloop.tools.textfile import from_text, normalize_newlines
+from fixloop.tools.write_file import written_text
 
 _PATH = re.compile(r"[\w./-]+\.py\b")
 MAX_FILES = 40  # files a reply may be applied to: those the conversation names
@@ -137,22 +140,21 @@ def _apply_calls(calls: Sequence[ToolCall], base: BaseFiles) -> ReplyEdit:
 
 def _apply_call(
     name: str, arguments: Mapping[str, object], path: str, current: str | None
-) -> tuple[str | None, str]:
+) -> tuple[str, str]:
+    """One edit call applied to `current` (None: no such file) by the tool's own code, as the loop would
+    apply it: the new text, in the file's newline style, and what was done."""
+    base = from_text(current) if current is not None else None
     if name == "write_file":
-        return str(arguments.get("content", "")), "rewritten whole"
-    if current is None:
+        text = written_text(str(arguments.get("content", "")), base, path)
+        return (base.restyled(text) if base is not None else text), "rewritten whole"
+    if base is None:
         raise FixloopError("no such code file in the project")
     if name == "edit_file":
-        crlf = "\r\n" in current
-        text = current.replace("\r\n", "\n") if crlf else current
-        old, new = (str(arguments.get(key, "")).replace("\r\n", "\n") for key in ("old_text", "new_text"))
-        edited = replace_unique(text, old, new, path).text
-        return (edited.replace("\n", "\r\n") if crlf else edited), "edited"
-    block = CodeBlock(str(arguments.get("code", "")), path)
-    edit = apply_code_blocks([block], {path: current})
-    if not edit.files:
-        raise FixloopError("; ".join(edit.problems) or "the code changes nothing")
-    return edit.files[path], f"replaced {arguments.get('name', 'the function')}"
+        old, new = (normalize_newlines(str(arguments.get(key, ""))) for key in ("old_text", "new_text"))
+        return base.restyled(edit_text(base, old, new, path).text), "edited"
+    function = str(arguments.get("name", ""))
+    text, _ = replaced_function(base.text, path, function, str(arguments.get("code", "")))
+    return base.restyled(text), f"replaced {function or 'the function'}"
 
 
 def describe_changes(changes: Sequence[FileChange], applied: Sequence[str] = ()) -> str:

@@ -6,10 +6,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from fixloop.tools.textfile import GUTTER
+
 SHINGLE = 24  # characters in one compared piece (whitespace runs count as one space)
 ECHO_CHARS = 100  # a verbatim run this long is an echo, not a quote
 _SPACE = re.compile(r"\s+")
-_GUTTER = re.compile(r"^[ \t]*\d+ \|(?: |$)", re.MULTILINE)  # "  12 | code": a numbered listing's gutter
 
 
 class EchoIndex:
@@ -22,7 +23,7 @@ class EchoIndex:
 
     def add(self, text: str) -> None:
         """Index `text`, and its numbered listings without their gutters (re-typed code drops them)."""
-        for form in {text, _GUTTER.sub("", text)}:
+        for form in {text, GUTTER.sub("", text)}:
             flat = _SPACE.sub(" ", form)
             self._pieces.update(flat[i : i + SHINGLE] for i in range(0, max(0, len(flat) - SHINGLE + 1)))
 

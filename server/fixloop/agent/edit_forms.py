@@ -6,11 +6,12 @@ exact `old_text`; the reply is applied by AST (`tools.code_reply`) and verified 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from fixloop.agent.warm_start import ShownFunction
 from fixloop.model.replies import StreamCut
+from fixloop.tools.fences import PATH_LINE, fence_language, reopens
 
 CODE_ASK = """Now reply with the fix as code, not as a tool call: the corrected function(s) or method(s) of \
 the code under test, each whole (from its `def` line, decorators included, to its end), in a ```python \
@@ -22,14 +23,13 @@ the tests. For example:
 def the_function(argument):
     ...
 ```"""
-_HEADER_PATH = re.compile(r"^(?:### |--- a/)(\S+\.py)\b", re.MULTILINE)
 
 
-def code_ask(context: str) -> str:
-    """CODE_ASK, its example under the path of the first code file `context` shows (a small model copies
-    the example's path)."""
-    found = _HEADER_PATH.search(context)
-    return CODE_ASK.format(path=found.group(1) if found else "path/to/module.py")
+def code_ask(paths: Sequence[str]) -> str:
+    """CODE_ASK, its example under the first Python file of `paths`, the code files the prompt shows (a
+    small model copies the example's path)."""
+    path = next((path for path in paths if path.endswith(".py")), "path/to/module.py")
+    return CODE_ASK.format(path=path)
 
 
 RESAMPLE_ASK = """Let us try fixes as code. {tried}Reply with the corrected function(s) of the code under \
@@ -38,8 +38,6 @@ CONTINUE_WITH_TOOLS = (
     "Find the real cause now: read the code the failing test reaches (read_file), fix it "
     "with edit_file or replace_function, run_tests, then submit."
 )
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[ \t]*$")
-_PATH_LINE = re.compile(r"^[ \t]*[#*`]*[ \t]*[\w./\\-]+\.py[`*:]*[ \t]*$")
 
 
 class CodeReplyWatch:
@@ -70,39 +68,25 @@ def code_end(text: str) -> int | None:
         start, position = position, position + len(line)
         if not line.endswith("\n"):
             break  # an incomplete line decides nothing yet
-        fence = _FENCE.match(line)
-        if fence is not None:
-            reopened = (
-                inside
-                and fence.group(1)
-                and (not written or (len(written) == 1 and _PATH_LINE.match(written[0])))
-            )
-            if not inside or reopened:
+        language = fence_language(line)
+        if language is not None:
+            if not inside or reopens(language, written):
                 inside, closed_at, written = True, None, []
             else:
                 inside, closed_at = False, position
         elif inside:
             written += [line] if line.strip() else []
-        elif closed_at is not None and line.strip() and not _PATH_LINE.match(line):
+        elif closed_at is not None and line.strip() and not PATH_LINE.match(line):
             return start
     return None
 
 
-_CODE_HEADER = re.compile(r"^### (\S+) \(lines [^)]*\) ([\w.]+)", re.MULTILINE)
-CODE_SECTION_END = "# The failing test"
-
-
-def focus_points(context: str, most: int = 5) -> list[str]:
-    """The functions the prompt's code section shows, in its order (suspects first), as hints for sampled
-    candidates: each sampled candidate is told to look at one of them, so that they do not all fix the
-    first function shown."""
-    code = context.split(CODE_SECTION_END, 1)[0]
-    points: list[str] = []
-    for path, name in _CODE_HEADER.findall(code):
-        point = f"`{name.rstrip(',')}` in {path}"
-        if point not in points and not name.startswith("class"):
-            points.append(point)
-    return points[:most]
+def focus_points(functions: Sequence[ShownFunction], most: int = 5) -> tuple[str, ...]:
+    """The functions the warm start shows as code under test, in its order (suspects first), as hints for
+    sampled candidates: each sampled candidate is told to look at one of them, so that they do not all fix
+    the first function shown."""
+    points = dict.fromkeys(f"`{function.name}` in {function.path}" for function in functions)
+    return tuple(points)[:most]
 
 
 def with_focus(messages: list[dict[str, Any]], point: str) -> list[dict[str, Any]]:

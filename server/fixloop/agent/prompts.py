@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fixloop.agent.edit_forms import code_ask
+from fixloop.agent.warm_start import WarmStart
+from fixloop.result import FileChange
+from fixloop.shadow import unified_diff
 
 RULES = """You are fixloop, an expert Python engineer. You fix failing pytest tests in the user's project.
 Rules:
@@ -33,23 +36,25 @@ def system_prompt(text_protocol: bool, tool_descriptions: str) -> str:
     return RULES + "\n\n" + TEXT_FORMAT.format(tools=tool_descriptions)
 
 
-def task_prompt(test_ids: Sequence[str], warm_start: str, *, code_first: bool = False) -> str:
+def task_prompt(test_ids: Sequence[str], warm_start: WarmStart, *, code_first: bool = False) -> str:
     """The run's first user message; with `code_first` it asks for the corrected code rather than a tool
     call (the code edit form), and a start round draws its candidates from exactly this prompt."""
     which = "test" if len(test_ids) == 1 else "tests"
     ids = ", ".join(test_ids)
     parts = [f"The failing {which}: {ids}"]
-    if warm_start.strip():
-        parts.append(warm_start.strip())
+    if warm_start.text.strip():
+        parts.append(warm_start.text.strip())
     if code_first:
-        parts.append("Find the bug in the code under test above. " + code_ask(warm_start))
+        shown = [function.path for function in warm_start.functions]
+        parts.append("Find the bug in the code under test above. " + code_ask(shown))
     else:
         parts.append("Find the bug in the code under test above and fix it now with edit_file.")
     return "\n\n".join(parts)
 
 
-def another_fix_prompt(diff: str, reason: str, *, code_first: bool = False) -> str:
-    """The message that goes on with a run whose proposed fix the user rejected."""
+def another_fix_prompt(rejected: Sequence[FileChange], reason: str, *, code_first: bool = False) -> str:
+    """The message that goes on with a run whose proposed fix (`rejected`) the user rejected."""
+    diff = unified_diff(list(rejected))
     parts = [f"The user rejected the fix you proposed:\n```diff\n{diff.strip()[:3000]}\n```"]
     if reason.strip():
         parts.append(f"The user's reason: {reason.strip()[:1000]}")
@@ -58,7 +63,7 @@ def another_fix_prompt(diff: str, reason: str, *, code_first: bool = False) -> s
         "find a different one."
     )
     parts.append(
-        code_ask(diff)
+        code_ask([change.path for change in rejected])
         if code_first
         else "Fix the code under test with edit_file or replace_function, run the tests, then call submit."
     )

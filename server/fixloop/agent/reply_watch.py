@@ -10,7 +10,8 @@ import re
 from collections.abc import Callable, Collection, Mapping
 
 from fixloop.agent.echo import EchoIndex
-from fixloop.agent.text_calls.stream import CallScanner, JsonScan
+from fixloop.agent.text_calls.loose_json import JsonScan
+from fixloop.agent.text_calls.stream import CallScanner
 from fixloop.events import call_target
 from fixloop.model.replies import StreamCut
 

@@ -22,6 +22,7 @@ from fixloop.agent.edit_forms import focus_points, resample_ask, round_feedback
 from fixloop.agent.run_state import LoopOutcome, Spent
 from fixloop.agent.sampling import CandidateSearch, Drawer, RoundRequest, RoundResult, SampleLimits
 from fixloop.agent.tried import TriedFixes
+from fixloop.agent.warm_start import ShownFunction
 from fixloop.config import Settings
 from fixloop.events import Event, Verdict
 from fixloop.model.replies import ModelReply
@@ -56,7 +57,7 @@ class SamplingTurns:
         samples: int,
         rounds: int,
         accept: Accept,
-        focus: bool = True,
+        focus: Sequence[str] = (),
         teach: bool = True,
     ) -> None:
         self.search = search
@@ -64,7 +65,7 @@ class SamplingTurns:
         self.samples = samples
         self.rounds = rounds
         self.accept = accept
-        self.focus = focus  # point sampled candidates at different functions of the prompt's code
+        self.focus = tuple(focus)  # point sampled candidates at different functions of the prompt's code
         self.teach = teach  # a failed round shows expected vs actual, the diff and what was tried
         self._started = False
 
@@ -121,7 +122,6 @@ class SamplingTurns:
             samples = self.samples
             ask = {"role": "user", "content": resample_ask(self.search.tried.lines() if self.teach else [])}
         messages = [*conversation.messages, *([ask] if ask else [])]
-        focus = focus_points(_task_text(conversation)) if self.focus else []
         request = RoundRequest(
             messages,
             tools,
@@ -131,7 +131,7 @@ class SamplingTurns:
             count,
             samples,
             seed_base=100 * self.search.rounds,
-            focus=tuple(focus),
+            focus=self.focus,
         )
         result = await self.search.round(request)
         if result.winner is not None:
@@ -155,11 +155,6 @@ class SamplingTurns:
         tried = self.search.tried.lines() if self.teach else []
         text = round_feedback(evidence, diff, tried, len(result.candidates), problem)
         conversation.add({"role": "user", "content": text}, observation=True)
-
-
-def _task_text(conversation: Conversation) -> str:
-    """The run's first user message (the task, with the warm start)."""
-    return next((str(m.get("content") or "") for m in conversation.messages if m.get("role") == "user"), "")
 
 
 def _summary(result: RoundResult, samples: int) -> str:
@@ -201,9 +196,11 @@ def sampling_for(
     *,
     single_slot: bool,
     tried: TriedFixes | None = None,
+    focus: Sequence[ShownFunction] = (),
 ) -> SamplingTurns | None:
     """The run's sampling as its settings say (None: none at all). `single_slot`: the endpoint answers one
-    request at a time and ignores `n` (the managed llama.cpp model)."""
+    request at a time and ignores `n` (the managed llama.cpp model). `focus`: the functions the warm start
+    shows, one pointed out to each sampled candidate."""
     start = start_samples(settings)
     rounds = settings.sample_rounds if settings.samples > 1 else 0
     if not start and not rounds:
@@ -234,7 +231,7 @@ def sampling_for(
         samples=settings.samples,
         rounds=rounds,
         accept=accept,
-        focus=settings.sample_focus,
+        focus=focus_points(focus) if settings.sample_focus else (),
         teach=settings.feedback == "full",
     )
 

@@ -22,7 +22,7 @@ from fixloop.agent.loop import LoopLimits, ReActLoop
 from fixloop.agent.prompts import another_fix_prompt, task_prompt
 from fixloop.agent.sampling_turns import sampling_for
 from fixloop.agent.tried import TriedFixes
-from fixloop.agent.warm_start import build_warm_start
+from fixloop.agent.warm_start import WarmStart, gather_warm_start
 from fixloop.config import Settings
 from fixloop.engine.model_session import (
     check_endpoint,
@@ -187,7 +187,7 @@ class FixRun:
         return await task
 
     def _first_message(
-        self, test_ids: tuple[str, ...], warm: str, tried: TriedFixes, *, code_first: bool
+        self, test_ids: tuple[str, ...], warm: WarmStart, tried: TriedFixes, *, code_first: bool
     ) -> tuple[str, list[dict[str, Any]]]:
         """The task and the conversation before it: none for a new run; for another fix, the rejected run's
         (its fix excluded from this one)."""
@@ -197,7 +197,7 @@ class FixRun:
         rejected = list(previous.rejected)
         tried.exclude(fix_key(rejected), describe_changes(rejected), "rejected by the user")
         self.emit(Notice("trying another fix: the user rejected the last one", 0, "another"))
-        prompt = another_fix_prompt(unified_diff(rejected), previous.reason, code_first=code_first)
+        prompt = another_fix_prompt(rejected, previous.reason, code_first=code_first)
         return prompt, list(previous.messages[1:])
 
     async def _localize(
@@ -284,11 +284,11 @@ class FixRun:
                     "baseline",
                 )
             )
-            warm = ""
+            warm = WarmStart()
             if request.previous is None:  # going on with a conversation: it holds the warm start already
                 suspects = await self._localize(runner, shadow.root, baseline, test_ids)
                 warm = await asyncio.to_thread(
-                    build_warm_start,
+                    gather_warm_start,
                     shadow.root,
                     baseline.run,
                     list(test_ids),
@@ -311,7 +311,14 @@ class FixRun:
             protocol = settings.protocol
             tried = TriedFixes()
             sampling = sampling_for(
-                settings, model, gate, shadow, self.emit, single_slot=is_local(settings), tried=tried
+                settings,
+                model,
+                gate,
+                shadow,
+                self.emit,
+                single_slot=is_local(settings),
+                tried=tried,
+                focus=warm.functions,
             )
             task, history = self._first_message(
                 test_ids, warm, tried, code_first=sampling is not None and sampling.starts_with_code

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,7 +129,6 @@ class ChatModel:
         *,
         tools: list[dict] | None = None,
         stop: Sequence[str] | None = None,
-        on_delta: Callable[[str], None] | None = None,
         watch: StreamWatch | None = None,
         sampling: Sampling | None = None,
     ) -> ModelReply:
@@ -142,7 +141,7 @@ class ChatModel:
         """
         started = time.monotonic()
         try:
-            return await self._complete_retried(messages, tools, stop, on_delta, watch, sampling)
+            return await self._complete_retried(messages, tools, stop, watch, sampling)
         finally:
             self.seconds += time.monotonic() - started
 
@@ -179,7 +178,6 @@ class ChatModel:
         messages: Sequence[dict[str, Any]],
         tools: list[dict] | None,
         stop: Sequence[str] | None,
-        on_delta: Callable[[str], None] | None,
         watch: StreamWatch | None = None,
         sampling: Sampling | None = None,
     ) -> ModelReply:
@@ -187,7 +185,7 @@ class ChatModel:
         started = time.monotonic()
         while True:
             try:
-                return await self._complete_once(messages, tools, stop, on_delta, watch, sampling)
+                return await self._complete_once(messages, tools, stop, watch, sampling)
             except openai.BadRequestError as error:
                 if self.max_output_tokens is None or "max_tokens" not in _error_message(error):
                     raise self._explain(error, tools is not None, attempt) from None
@@ -249,7 +247,6 @@ class ChatModel:
         messages: Sequence[dict[str, Any]],
         tools: list[dict] | None,
         stop: Sequence[str] | None,
-        on_delta: Callable[[str], None] | None,
         watch: StreamWatch | None = None,
         sampling: Sampling | None = None,
     ) -> ModelReply:
@@ -268,7 +265,7 @@ class ChatModel:
             )
         except openai.APITimeoutError:
             raise _Stalled(False) from None
-        streamed = StreamedReply(on_delta, watch)
+        streamed = StreamedReply(watch)
         async for chunk in self._chunks(stream):
             streamed.add(chunk)
             if streamed.cut is not None:

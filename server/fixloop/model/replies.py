@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -90,8 +90,7 @@ def _reply_from_choice(choice: Any, usage: Any) -> ModelReply:
 class StreamedReply:
     """A streamed turn as its chunks arrive: text, refusal, tool calls by index, finish reason, usage."""
 
-    def __init__(self, on_delta: Callable[[str], None] | None, watch: StreamWatch | None = None) -> None:
-        self.on_delta = on_delta
+    def __init__(self, watch: StreamWatch | None = None) -> None:
         self.watch = watch
         self.cut: StreamCut | None = None  # set when the watch ends the stream: the caller closes it
         self.ends: list[int] = []  # where each text piece ends (pieces count tokens when there is no usage)
@@ -117,8 +116,6 @@ class StreamedReply:
         if delta.content:
             self.content.append(delta.content)
             self.ends.append((self.ends[-1] if self.ends else 0) + len(delta.content))
-            if self.on_delta is not None:
-                self.on_delta(delta.content)
             if self.watch is not None and self.cut is None:
                 self.cut = self.watch.on_text(delta.content)
         if getattr(delta, "refusal", None):

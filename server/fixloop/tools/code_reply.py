@@ -9,11 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-_FENCE_LINE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[ \t]*$")
+from fixloop.tools.fences import PATH_LINE, fence_language, reopens
+from fixloop.tools.textfile import GUTTER
+
 _PYTHON_TAGS = ("", "python", "python3", "py")
-_BARE_PATH = re.compile(r"^[ \t]*[\w./\\-]+\.py[ \t]*:?[ \t]*$")
 _PATH = re.compile(r"([\w./\\-]+\.py)\b")
-_GUTTER = re.compile(r"^\s*\d+ \|( |$)")  # "  12 | code": the warm start's line numbers, copied back
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -53,12 +53,11 @@ def code_blocks(reply: str) -> list[CodeBlock]:
     body: list[str] = []
     path: str | None = None
     for index, line in enumerate(lines):
-        fence = _FENCE_LINE.match(line)
-        if fence is None:
+        tag = fence_language(line)
+        if tag is None:
             if inside:
                 body.append(line)
             continue
-        tag = fence.group(1).lower()
         if not inside:
             inside, body = tag in _PYTHON_TAGS, []
             path = _named_path(lines[index - 1] if index else "")
@@ -66,7 +65,7 @@ def code_blocks(reply: str) -> list[CodeBlock]:
                 lines[index + 1 :] = _past_block(lines[index + 1 :])
             continue
         written = [text for text in body if text.strip()]
-        if tag and (not written or (len(written) == 1 and _BARE_PATH.match(written[0]))):
+        if reopens(tag, written):
             path = (_named_path(written[0]) if written else None) or path  # re-opened after a path line
             body = []
             continue
@@ -80,9 +79,9 @@ def code_blocks(reply: str) -> list[CodeBlock]:
 def _block(body: list[str], path: str | None) -> CodeBlock:
     code = "".join(body)
     first = code.lstrip().split("\n", 1)[0]
-    if (first.startswith("#") and _PATH.search(first)) or _BARE_PATH.match(first):
+    if (first.startswith("#") and _PATH.search(first)) or PATH_LINE.match(first):
         path = _named_path(first)
-        if _BARE_PATH.match(first):
+        if PATH_LINE.match(first):
             code = code.lstrip().split("\n", 1)[1] if "\n" in code.lstrip() else ""
     # a method given alone keeps its class's indentation: dedented, it is found by its name
     return CodeBlock(textwrap.dedent(_strip_gutter(code)), path)
@@ -96,7 +95,7 @@ def _named_path(line: str) -> str | None:
 def _past_block(rest: list[str]) -> list[str]:
     """The lines after a non-Python block's closing fence (all of them blanked up to it)."""
     for offset, line in enumerate(rest):
-        if _FENCE_LINE.match(line):
+        if fence_language(line) is not None:
             return ["\n"] * (offset + 1) + rest[offset + 1 :]
     return ["\n"] * len(rest)
 
@@ -348,6 +347,6 @@ def _splice(text: str, splices: list[_Splice]) -> str:
 def _strip_gutter(code: str) -> str:
     lines = code.splitlines(True)
     numbered = [line for line in lines if line.strip()]
-    if numbered and all(_GUTTER.match(line) for line in numbered):
-        return "".join(_GUTTER.sub("", line, count=1) if line.strip() else line for line in lines)
+    if numbered and all(GUTTER.match(line) for line in numbered):
+        return "".join(GUTTER.sub("", line, count=1) if line.strip() else line for line in lines)
     return code

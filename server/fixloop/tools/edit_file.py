@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from fixloop.errors import FixloopError
 from fixloop.project import is_whole_test_config
 from fixloop.tools.base import FILE_PATH, EditingTool, ToolResult
-from fixloop.tools.matching import replace_unique
+from fixloop.tools.matching import Replacement, replace_unique
 from fixloop.tools.textfile import (
     FileToolError,
+    TextFile,
     count_lines,
     describe_syntax_error,
     fenced,
@@ -67,45 +69,13 @@ class EditFileTool(EditingTool):
         resolved = self.workspace.resolve_file(self.workspace.relative(resolved), must_exist=True)
         rel = self.workspace.relative(resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)
-        if not old.strip():
-            raise FileToolError(
-                'old_text is only whitespace; give the exact lines to replace (or "" to create a new file)'
-            )
-        if old == new:
-            raise FileToolError(
-                "old_text and new_text are the same, so nothing would change; put the "
-                "corrected code in new_text"
-            )
         current = read_text(resolved, rel)
-        replacement = replace_unique(current.text, old, new, rel)
-        text = replacement.text
-        if current.ends_with_newline and text and not text.endswith("\n"):
-            text += "\n"
-        warning = ""
-        error = syntax_error(resolved, text)
-        if error is not None:
-            if syntax_error(resolved, current.text) is None:
-                raise FileToolError(
-                    f"edit refused: it would leave '{rel}' with a "
-                    f"{describe_syntax_error(error, text)}\nThe file is unchanged; fix "
-                    f"new_text and try again."
-                )
-            warning = f"\nnote: '{rel}' still has a {describe_syntax_error(error, text)}"
-        resolved.write_bytes(current.encode(text))
+        edit = edit_text(current, old, new, rel)
+        resolved.write_bytes(current.encode(edit.text))
         self.workspace.changed()
-        how = (
-            " (matched with different indentation; new_text was re-indented to fit)"
-            if replacement.reindented
-            else ""
-        )
-        if replacement.new_last < replacement.new_first:
-            summary = f"edited {rel}: deleted lines {_span(replacement.old_first, replacement.old_last)}"
-        else:
-            old_span = _span(replacement.old_first, replacement.old_last)
-            new_span = _span(replacement.new_first, replacement.new_last)
-            summary = f"edited {rel}: replaced lines {old_span} with lines {new_span}{how}"
-        region = _region(text, replacement.new_first, replacement.new_last, rel)
-        return ToolResult(f"{note}{summary}:\n{region}{warning}")
+        replacement = edit.replacement
+        region = _region(edit.text, replacement.new_first, replacement.new_last, rel)
+        return ToolResult(f"{note}{_summary(replacement, rel)}:\n{region}{edit.warning}")
 
     def _holds(self, path: Path, old: str) -> bool:
         try:
@@ -153,6 +123,55 @@ class EditFileTool(EditingTool):
         self.workspace.changed()
         lines = from_text(content).lines
         return ToolResult(f"created {rel} ({count_lines(len(lines))})")
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """An edit_file edit made to a file's text: the new text, where it changed, and a note when the file
+    was broken Python before and still is."""
+
+    text: str
+    replacement: Replacement
+    warning: str = ""
+
+
+def edit_text(current: TextFile, old: str, new: str, rel: str) -> TextEdit:
+    """`current` with the one place matching `old` replaced by `new` ('\\n' newlines); FileToolError when
+    the edit cannot be made or would leave a Python file that parsed with a syntax error."""
+    if not old.strip():
+        raise FileToolError(
+            'old_text is only whitespace; give the exact lines to replace (or "" to create a new file)'
+        )
+    if old == new:
+        raise FileToolError(
+            "old_text and new_text are the same, so nothing would change; put the corrected code in new_text"
+        )
+    replacement = replace_unique(current.text, old, new, rel)
+    text = replacement.text
+    if current.ends_with_newline and text and not text.endswith("\n"):
+        text += "\n"
+    error = syntax_error(Path(rel), text)
+    if error is None:
+        return TextEdit(text, replacement)
+    if syntax_error(Path(rel), current.text) is None:
+        raise FileToolError(
+            f"edit refused: it would leave '{rel}' with a {describe_syntax_error(error, text)}\n"
+            f"The file is unchanged; fix new_text and try again."
+        )
+    return TextEdit(text, replacement, f"\nnote: '{rel}' still has a {describe_syntax_error(error, text)}")
+
+
+def _summary(replacement: Replacement, rel: str) -> str:
+    if replacement.new_last < replacement.new_first:
+        return f"edited {rel}: deleted lines {_span(replacement.old_first, replacement.old_last)}"
+    how = (
+        " (matched with different indentation; new_text was re-indented to fit)"
+        if replacement.reindented
+        else ""
+    )
+    old_span = _span(replacement.old_first, replacement.old_last)
+    new_span = _span(replacement.new_first, replacement.new_last)
+    return f"edited {rel}: replaced lines {old_span} with lines {new_span}{how}"
 
 
 def refuse_test_edit(workspace: Workspace, rel: str, protect_tests: bool) -> None:

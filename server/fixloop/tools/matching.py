@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from dataclasses import dataclass
 
-from fixloop.tools.textfile import FileToolError, fenced
+from fixloop.tools.textfile import GUTTER, FileToolError, fenced
 
-_LINE_NUMBER = re.compile(r"^\s*\d+ \| ?")
 MIN_SIMILARITY = 0.5
 MAX_CANDIDATES = 20
 
@@ -44,12 +42,12 @@ def replace_unique(text: str, old: str, new: str, rel: str) -> Replacement:
         return found
     old_lines = old.split("\n")
     if any(line.strip() for line in old_lines) and all(
-        _LINE_NUMBER.match(line) for line in old_lines if line.strip()
+        GUTTER.match(line) for line in old_lines if line.strip()
     ):
         new_lines = new.split("\n")
-        if all(_LINE_NUMBER.match(line) for line in new_lines if line.strip()):
-            new = "\n".join(_LINE_NUMBER.sub("", line) for line in new_lines)
-        found = _line_match(text, "\n".join(_LINE_NUMBER.sub("", line) for line in old_lines), new, rel)
+        if all(GUTTER.match(line) for line in new_lines if line.strip()):
+            new = "\n".join(GUTTER.sub("", line) for line in new_lines)
+        found = _line_match(text, "\n".join(GUTTER.sub("", line) for line in old_lines), new, rel)
         if found is not None:
             return found
     if "\n" not in old and "\\n" in old:  # escaped twice on the way: '\\n' where a newline was meant

@@ -6,6 +6,7 @@ import re
 from typing import Any, ClassVar
 
 from fixloop.tools.base import Tool, ToolResult
+from fixloop.tools.fences import FENCE, opening_for
 from fixloop.tools.textfile import FileToolError, read_text
 from fixloop.tools.workspace import Workspace
 
@@ -59,8 +60,7 @@ class ReadFileTool(Tool):
             )
         end = min(end, total)
         header = f"{rel} (lines {start}-{end} of {total})"
-        fence = "```python" if rel.endswith((".py", ".pyi")) else "```"
-        return ToolResult("\n".join([header, fence, *lines[start - 1 : end], "```"]))
+        return ToolResult("\n".join([header, opening_for(rel), *lines[start - 1 : end], FENCE]))
 
     def _location(self, path: str, start: int | None, end: int | None) -> tuple[str, int | None, int | None]:
         """'src/app.py:12' (a traceback location) or 'tests/test_x.py::test_y' (a test id) read as a file."""

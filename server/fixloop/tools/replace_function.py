@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 from typing import Any, ClassVar
 
 from fixloop.tools.base import FILE_PATH, EditingTool, ToolResult
@@ -37,27 +38,34 @@ class ReplaceFunctionTool(EditingTool):
         rel = self.workspace.relative(resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)
         current = read_text(resolved, rel)
-        code = textwrap.dedent(strip_code_fence(code, resolved).replace("\r\n", "\n"))
-        wanted = name.strip().rsplit(".", 1)[-1]
-        try:
-            tree = ast.parse(code)
-        except SyntaxError as error:
-            raise FileToolError(
-                f"code is not valid Python (line {error.lineno}: {error.msg}); give the "
-                f"whole function, from its def line to its end"
-            ) from None
-        functions = ast.FunctionDef | ast.AsyncFunctionDef
-        defined = [node.name for node in tree.body if isinstance(node, functions)]
-        if wanted not in defined:
-            raise FileToolError(
-                f"code does not define {wanted!r}; give the whole function, starting with 'def {wanted}('"
-            )
-        edit = apply_code_blocks([CodeBlock(_method_as_class(name, code), rel)], {rel: current.text})
-        if rel not in edit.files:
-            raise FileToolError("; ".join(edit.problems) or f"{name} is unchanged: put the corrected code")
-        resolved.write_bytes(current.encode(edit.files[rel]))
+        new_text, applied = replaced_function(current.text, rel, name, code)
+        resolved.write_bytes(current.encode(new_text))
         self.workspace.changed()
-        return ToolResult(f"{rel}: " + "; ".join(note.split(": ", 1)[-1] for note in edit.applied))
+        return ToolResult(f"{rel}: " + "; ".join(note.split(": ", 1)[-1] for note in applied))
+
+
+def replaced_function(text: str, rel: str, name: str, code: str) -> tuple[str, tuple[str, ...]]:
+    """`text` of `rel` with the function or method `name` replaced by `code`, and one line per change;
+    FileToolError when the code is no valid definition of `name` or changes nothing."""
+    code = textwrap.dedent(strip_code_fence(code, Path(rel)).replace("\r\n", "\n"))
+    wanted = name.strip().rsplit(".", 1)[-1]
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as error:
+        raise FileToolError(
+            f"code is not valid Python (line {error.lineno}: {error.msg}); give the "
+            f"whole function, from its def line to its end"
+        ) from None
+    functions = ast.FunctionDef | ast.AsyncFunctionDef
+    defined = [node.name for node in tree.body if isinstance(node, functions)]
+    if wanted not in defined:
+        raise FileToolError(
+            f"code does not define {wanted!r}; give the whole function, starting with 'def {wanted}('"
+        )
+    edit = apply_code_blocks([CodeBlock(_method_as_class(name, code), rel)], {rel: text})
+    if rel not in edit.files:
+        raise FileToolError("; ".join(edit.problems) or f"{name} is unchanged: put the corrected code")
+    return edit.files[rel], edit.applied
 
 
 def _method_as_class(name: str, code: str) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixloop.errors import FixloopError
+from fixloop.tools.fences import FENCE, opening_for, wrapped_body
 
 BINARY_SNIFF = 8192
 MAX_TEXT_BYTES = 2 * 1024 * 1024  # larger files are not read as text by the tools
@@ -35,10 +36,15 @@ class TextFile:
             return []
         return self.text.split("\n")[:-1] if self.ends_with_newline else self.text.split("\n")
 
+    def restyled(self, text: str) -> str:
+        """`text` ('\\n' newlines) in this file's newline style."""
+        if self.newline == "\r\n":
+            return text.replace("\r\n", "\n").replace("\n", "\r\n")
+        return text
+
     def encode(self, text: str) -> bytes:
         """`text` ('\\n' newlines) in this file's newline style, encoding and byte order mark."""
-        if self.newline == "\r\n":
-            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+        text = self.restyled(text)
         try:
             data = text.encode(self.encoding)
         except UnicodeEncodeError as error:
@@ -89,15 +95,12 @@ def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-_FENCED = re.compile(r"^\s*```[\w+-]*[ \t]*\n(?P<body>.*?\n?)[ \t]*```\s*$", re.DOTALL)
-
-
 def strip_code_fence(text: str, path: Path) -> str:
     """`text` without a Markdown code fence wrapped around all of it (not for Markdown files)."""
     if path.suffix.lower() in (".md", ".markdown", ".rst", ".txt"):
         return text
-    found = _FENCED.match(text)
-    return found.group("body") if found else text
+    body = wrapped_body(text)
+    return text if body is None else body
 
 
 def count_lines(count: int) -> str:
@@ -110,13 +113,16 @@ def numbered(lines: list[str], first: int) -> str:
     return "\n".join(f"{number:>{width}} | {line}" for number, line in enumerate(lines, first))
 
 
+GUTTER = re.compile(r"^[ \t]*\d+ \|(?: |$)", re.MULTILINE)
+"""The gutter `numbered` puts before a line ("  12 | "), wherever it is read back (models copy it)."""
+
+
 def fenced(lines: list[str], first: int, rel: str) -> str:
     """Lines of `rel` as they are in the file, in a fenced block under a header giving their numbers
     (code without line-number gutters: small models copy gutters into their edits)."""
     last = first + len(lines) - 1
     span = f"line {first}" if last <= first else f"lines {first}-{last}"
-    fence = "```python" if rel.endswith((".py", ".pyi")) else "```"
-    return "\n".join([f"{rel} {span}:", fence, *lines, "```"])
+    return "\n".join([f"{rel} {span}:", opening_for(rel), *lines, FENCE])
 
 
 def syntax_error(path: Path, text: str) -> SyntaxError | None:

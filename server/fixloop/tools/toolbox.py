@@ -11,10 +11,10 @@ from typing import Any
 
 from fixloop.errors import FixloopError
 from fixloop.tools.base import Tool, ToolResult
+from fixloop.tools.fences import unfence
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
 class ArgumentError(FixloopError):
@@ -180,10 +180,7 @@ def _parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
     if isinstance(value, bytes | bytearray):
         value = value.decode("utf-8", errors="replace")
     if isinstance(value, str):
-        text = value.strip()
-        fenced = _FENCE.match(text)
-        if fenced:
-            text = fenced.group(1)
+        text = unfence(value)
         if not text:
             return {}
         try:

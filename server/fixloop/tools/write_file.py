@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 from fixloop.tools.base import FILE_PATH, Tool, ToolResult
 from fixloop.tools.edit_file import refuse_test_edit
 from fixloop.tools.textfile import (
     FileToolError,
+    TextFile,
     count_lines,
     describe_syntax_error,
     from_text,
@@ -54,16 +56,8 @@ class WriteFileTool(Tool):
         resolved = self.workspace.resolve_file(path, must_exist=False)
         rel = self.workspace.relative(resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)
-        text = strip_code_fence(normalize_newlines(content), resolved)
-        size = len(text.encode("utf-8"))
-        if size > self.max_bytes:
-            raise FileToolError(
-                f"content is {size} bytes; write_file takes at most {self.max_bytes} bytes, "
-                f"so change '{rel}' with edit_file instead"
-            )
         existed = resolved.exists()
-        current = from_text("")
-        was_valid = True
+        current = None
         if existed:
             old_size = resolved.stat().st_size
             if old_size > self.max_bytes:
@@ -72,19 +66,33 @@ class WriteFileTool(Tool):
                     f"{self.max_bytes}; change it with edit_file instead"
                 )
             current = read_text(resolved, rel)
-            was_valid = syntax_error(resolved, current.text) is None
-            if current.ends_with_newline and text and not text.endswith("\n"):
-                text += "\n"
-        error = syntax_error(resolved, text)
-        if error is not None and was_valid:
-            raise FileToolError(
-                f"write refused: '{rel}' would have a {describe_syntax_error(error, text)}\n"
-                f"The file is unchanged; fix the content and try again."
-            )
-        data = current.encode(text)
+        text = written_text(content, current, rel, self.max_bytes)
+        data = (current or from_text("")).encode(text)
         resolved.parent.mkdir(parents=True, exist_ok=True)
         resolved.write_bytes(data)
         self.workspace.changed()
         lines = len(from_text(text).lines) if text else 0
         verb = "wrote" if existed else "created"
         return ToolResult(f"{verb} {rel} ({count_lines(lines)})")
+
+
+def written_text(content: str, current: TextFile | None, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """The text write_file puts in `rel` ('\\n' newlines; `current` is what the file holds, None for a new
+    file); FileToolError when it is too large or would break a Python file that parsed."""
+    text = strip_code_fence(normalize_newlines(content), Path(rel))
+    size = len(text.encode("utf-8"))
+    if size > max_bytes:
+        raise FileToolError(
+            f"content is {size} bytes; write_file takes at most {max_bytes} bytes, "
+            f"so change '{rel}' with edit_file instead"
+        )
+    was_valid = current is None or syntax_error(Path(rel), current.text) is None
+    if current is not None and current.ends_with_newline and text and not text.endswith("\n"):
+        text += "\n"
+    error = syntax_error(Path(rel), text)
+    if error is not None and was_valid:
+        raise FileToolError(
+            f"write refused: '{rel}' would have a {describe_syntax_error(error, text)}\n"
+            f"The file is unchanged; fix the content and try again."
+        )
+    return text

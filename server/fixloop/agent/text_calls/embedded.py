@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
-from fixloop.agent.text_calls.loose_json import loads_loose, scan, unfence
+from fixloop.agent.text_calls.loose_json import loads_loose, scan
 from fixloop.agent.text_calls.react import loose_call_args
 from fixloop.agent.text_calls.shapes import (
+    CALL_START,
     NAME_RE,
     Found,
     ParsedCall,
@@ -14,6 +15,7 @@ from fixloop.agent.text_calls.shapes import (
     calls_from_json,
     shapes_of,
 )
+from fixloop.tools.fences import CLOSING_AFTER, FENCE, OPENING_BEFORE, unfence
 
 TAG_OPEN_RE = re.compile(r"<tool_call>", re.I)
 _TAG_CLOSE_RE = re.compile(r"</tool_call\s*>", re.I)
@@ -61,9 +63,6 @@ def _tag_inner_calls(inner: str) -> list[ParsedCall] | None:
     return calls if calls is not None else [ParsedCall("", inner.strip())]
 
 
-_OPEN_FENCE_BEFORE = re.compile(r"```[\w+.-]*[ \t]*\n[ \t]*\Z")
-_CLOSE_FENCE_AFTER = re.compile(r"[ \t]*\n?[ \t]*```[ \t]*")
-_JSON_START = re.compile(r"""\{(?=\s*["'}])|\[(?=\s*\{)""")  # where a call object or list can begin
 _SCAN_BUDGET = 2_000_000  # characters scanned in all, so pathological text cannot stall the loop
 
 
@@ -74,26 +73,17 @@ def json_calls(masked: str, text: str, known: frozenset[str]) -> list[Found]:
         return out
     budget = _SCAN_BUDGET
     pos = 0
-    while budget > 0 and (m := _JSON_START.search(masked, pos)) is not None:
+    while budget > 0 and (m := CALL_START.search(masked, pos)) is not None:
         s = m.start()
         end, closers = scan(masked, s)
         budget -= (end or len(masked)) - s
         calls: list[ParsedCall] | None = None
         if end is not None:
             chunk = masked[s:end]
-            if _names_known(chunk, known):
-                calls = calls_from_json(chunk, known)
-        elif closers:  # cut off at the end of the text: complete it, but only if it then parses
-            tail = masked[s:].rstrip()
-            tail = tail[:-3].rstrip() if tail.endswith("```") else tail
-            chunk = tail + closers
-            if _names_known(chunk, known):
-                try:
-                    shapes = shapes_of(loads_loose(chunk))
-                except ValueError:
-                    shapes = None
-                if shapes and all(name in known for name, _ in shapes):
-                    calls, end = [ParsedCall(n, arguments_of(raw)) for n, raw in shapes], len(masked)
+            calls = calls_from_json(chunk, known) if _names_known(chunk, known) else None
+        elif closers:
+            calls = _completed_calls(masked[s:], closers, known)
+            end = len(masked) if calls else None
         if end is None:
             pos = s + 1
             continue
@@ -101,13 +91,29 @@ def json_calls(masked: str, text: str, known: frozenset[str]) -> list[Found]:
             pos = _next_scan_pos(masked[s:end], s, end)
             continue
         fs, fe = s, end
-        before = _OPEN_FENCE_BEFORE.search(text, 0, s)
-        after = _CLOSE_FENCE_AFTER.match(text, end)
+        before = OPENING_BEFORE.search(text, 0, s)
+        after = CLOSING_AFTER.match(text, end)
         if before is not None and (after is not None or not text[end:].strip()):
             fs, fe = before.start(), (after.end() if after is not None else end)
         out.append((fs, fe, "json", calls))
         pos = end
     return out
+
+
+def _completed_calls(tail: str, closers: str, known: frozenset[str]) -> list[ParsedCall] | None:
+    """The calls of a value cut off at the end of the text, completed by `closers`; only when it then
+    parses and names known tools."""
+    tail = tail.rstrip()
+    chunk = (tail[: -len(FENCE)].rstrip() if tail.endswith(FENCE) else tail) + closers
+    if not _names_known(chunk, known):
+        return None
+    try:
+        shapes = shapes_of(loads_loose(chunk))
+    except ValueError:
+        return None
+    if not shapes or not all(name in known for name, _ in shapes):
+        return None
+    return [ParsedCall(n, arguments_of(raw)) for n, raw in shapes]
 
 
 def _names_known(chunk: str, known: frozenset[str]) -> bool:

@@ -23,46 +23,70 @@ _CLOSERS = {"{": "}", "[": "]", "(": ")"}
 _STRING_STARTS = frozenset("{[(,:=")
 
 
+class JsonScan:
+    """Where the bracketed value opening at `start` ends, read incrementally as the text grows.
+
+    A quote opens a string only where a value or key may begin, so apostrophes and the unescaped quotes
+    models put in code do not derail the count. Parentheses count only in a value that opens with one
+    (code outside a broken string has them).
+    """
+
+    def __init__(self, start: int, parens: bool = False) -> None:
+        self.start = start
+        self.parens = parens
+        self._at = start
+        self._stack: list[str] = []
+        self._quote = ""
+        self._prev = ""
+        self.end: int | None = None  # the end once closed; -1 when the value is broken
+
+    def advance(self, text: str) -> int | None:
+        """Read what was added since the last call; the end, -1 when broken, None while still open."""
+        i, n, stack, parens = self._at, len(text), self._stack, self.parens
+        quote, prev, end = self._quote, self._prev, self.end
+        while end is None and i < n:
+            c = text[i]
+            if quote:
+                if c == "\\" and i + 1 >= n:
+                    break  # the escaped character has not arrived yet
+                i += 2 if c == "\\" else 1
+                if c == quote:
+                    quote, prev = "", c
+                continue
+            if c in "\"'" and (prev == "" or prev in _STRING_STARTS):
+                quote = c
+            elif c in _CLOSERS and (parens or c != "("):
+                stack.append(_CLOSERS[c])
+            elif c in ")]}" and (parens or c != ")"):
+                if not stack or stack[-1] != c:
+                    end = -1
+                else:
+                    stack.pop()
+                    end = None if stack else i + 1
+            if not c.isspace():
+                prev = c
+            i += 1
+        self._at, self._quote, self._prev, self.end = i, quote, prev, end
+        return end
+
+    def closers(self) -> str:
+        """What would complete a value cut off at the end of the text read ("" when nothing can)."""
+        if self.end is not None or self._quote:
+            return ""
+        return "".join(reversed(self._stack))
+
+
 def scan(text: str, start: int) -> tuple[int | None, str]:
-    """Find the end of the bracketed value at ``start``, respecting strings.
+    """Find the end of the bracketed value at ``start``, respecting strings (see `JsonScan`).
 
     Returns ``(end, "")`` for a balanced value, else ``(None, closers)`` where ``closers``
     would complete a value cut off at the end of the text (empty when it cannot be completed).
-    A quote opens a string only where a value or key may begin, so apostrophes and the
-    unescaped quotes models put in code do not derail the count.
     """
-    stack: list[str] = []
-    quote = ""
-    prev = ""
-    parens = text[start] == "("  # JSON scans ignore parentheses: code outside a broken string has them
-    i, n = start, len(text)
-    while i < n:
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-                prev = c
-            i += 1
-            continue
-        if c in "\"'" and (prev == "" or prev in _STRING_STARTS):
-            quote = c
-        elif c in _CLOSERS and (parens or c != "("):
-            stack.append(_CLOSERS[c])
-        elif c in ")]}" and (parens or c != ")"):
-            if not stack or stack[-1] != c:
-                return None, ""
-            stack.pop()
-            if not stack:
-                return i + 1, ""
-        if not c.isspace():
-            prev = c
-        i += 1
-    if quote or not stack:
-        return None, ""
-    return None, "".join(reversed(stack))
+    reading = JsonScan(start, parens=text[start] == "(")
+    end = reading.advance(text)
+    if end is not None:
+        return (end, "") if end >= 0 else (None, "")
+    return None, reading.closers()
 
 
 def _closes_string(s: str, j: int) -> bool:
@@ -189,14 +213,3 @@ def json_object(text: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def unfence(s: str) -> str:
-    s = s.strip()
-    if s.startswith("```"):
-        nl = s.find("\n")
-        s = s[nl + 1 :] if nl >= 0 else s[3:]
-        s = s.rstrip()
-        if s.endswith("```"):
-            s = s[:-3]
-    return s.strip()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from fixloop.agent.text_calls.loose_json import JsonWords, as_json, json_object, loads_loose, scan, unquote
@@ -17,6 +16,7 @@ from fixloop.agent.text_calls.shapes import (
     calls_from_json,
     shapes_of,
 )
+from fixloop.tools.fences import FENCE
 
 REACT_STOP: tuple[str, ...] = ("\nObservation:",)
 """Stop sequences for the text protocol: generation ends before the model invents an observation."""
@@ -32,12 +32,22 @@ def format_observation(text: str) -> str:
     return f"Observation: {text.rstrip()}"
 
 
-def _label(words: str) -> re.Pattern[str]:
-    return re.compile(rf"^[ \t]*[*_#]*[ \t]*(?:{words})[*_]*[ \t]*:[*_]*[ \t]*", re.I | re.M)
+LABEL_LEAD = r"[ \t]*[*_#]*[ \t]*"  # a label may be indented, bold, italic or a heading
+_ACTION = r"Action(?:[ \t]*\d+)?"
+_INPUT = r"Action[ _]?Input(?:[ \t]*\d+)?"
 
 
-_ACTION_RE = _label(r"Action(?:[ \t]*\d+)?")
-_INPUT_RE = _label(r"Action[ _]?Input(?:[ \t]*\d+)?")
+def _label(words: str, at_line_start: bool = True) -> re.Pattern[str]:
+    """`words` written as a label ("Action:", "**Action 1:**"); anywhere when not `at_line_start`."""
+    lead = "^" if at_line_start else ""
+    return re.compile(rf"{lead}{LABEL_LEAD}(?:{words})[*_]*[ \t]*:[*_]*[ \t]*", re.I | re.M)
+
+
+_ACTION_RE = _label(_ACTION)
+_INPUT_RE = _label(_INPUT)
+ACTION_LABEL = _label(_ACTION, at_line_start=False)
+"""An Action label where a match begins (a stream reads calls from an offset)."""
+INPUT_LABEL = _label(_INPUT, at_line_start=False)
 THOUGHT_RE = _label(r"Thought(?:[ \t]*\d+)?")
 FINAL_RE = _label(r"Final[ _]?Answer")
 OBSERVATION_RE = _label(r"Observation(?:[ \t]*\d+)?")
@@ -46,7 +56,7 @@ _EMPTY_INPUTS = frozenset({"", "none", "null", "n/a", "nothing", "empty", "{}"})
 _NO_ACTION = frozenset({"none", "n/a", "na", "nothing", "no action", "null"})
 
 
-def react_calls(text: str, known: frozenset[str], single: Mapping[str, str]) -> list[Found]:
+def react_calls(text: str, known: frozenset[str]) -> list[Found]:
     out: list[Found] = []
     pos = 0
     while (m := _ACTION_RE.search(text, pos)) is not None:
@@ -72,7 +82,7 @@ def _one_action(text: str, start: int, body: int, known: frozenset[str]) -> Foun
     stripped = text[p:line_end].strip()
     if not stripped:  # "Action:" then the name or a JSON action on the following lines
         return _action_below(text, start, p, known)
-    if text.startswith(("{", "[", "```"), p):
+    if text.startswith(("{", "[", FENCE), p):
         return _json_action(text, start, p)
     nm = NAME_RE.match(text, p)
     if nm is not None and (called := _called_action(text, start, nm, line_end)) is not None:
@@ -95,7 +105,7 @@ def _action_below(text: str, start: int, p: int, known: frozenset[str]) -> Found
         q += 1
     if q >= len(text) or _ANY_LABEL_RE.match(text, text.rfind("\n", 0, q) + 1):
         return None
-    if text.startswith(("{", "[", "```"), q):
+    if text.startswith(("{", "[", FENCE), q):
         return _json_action(text, start, q)
     nxt_end = _line_end(text, q)
     name_line = text[q:nxt_end].strip().strip("`'\"*").rstrip(".,;:").strip()
@@ -167,13 +177,13 @@ def _read_value(text: str, p: int) -> tuple[str, Any, int]:
         r = q
         while r < len(text) and text[r].isspace():
             r += 1
-        if text.startswith(("{", "[", "```"), r):
+        if text.startswith(("{", "[", FENCE), r):
             q = r
-    if text.startswith("```", q):
+    if text.startswith(FENCE, q):
         body_start = _line_end(text, q) + 1
-        close = text.find("```", body_start)
+        close = text.find(FENCE, body_start)
         body_end = close if close >= 0 else len(text)
-        end = min(len(text), close + 3) if close >= 0 else len(text)
+        end = min(len(text), close + len(FENCE)) if close >= 0 else len(text)
         body = text[body_start:body_end] if body_start <= body_end else ""
         return _json_value(body, end)
     if q < len(text) and text[q] in "{[":

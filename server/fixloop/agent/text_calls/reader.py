@@ -12,6 +12,7 @@ from fixloop.agent.text_calls.embedded import TAG_OPEN_RE, json_calls, tag_calls
 from fixloop.agent.text_calls.loose_json import unquote
 from fixloop.agent.text_calls.react import FINAL_RE, OBSERVATION_RE, THOUGHT_RE, react_calls
 from fixloop.agent.text_calls.shapes import Found, ParsedCall
+from fixloop.tools.fences import EMPTY_BLOCK
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,6 @@ class ParsedContent:
 
 
 _SPECIAL_TOKENS = re.compile(r"<\|(?:im_end|im_start|endoftext|eot_id|end)\|>")
-_EMPTY_FENCE = re.compile(r"```[\w+.-]*[ \t]*\n?\s*```")
 _FINAL_NAMES = frozenset({"final answer", "final_answer", "finalanswer"})
 
 
@@ -49,48 +49,54 @@ def parse_content(
     the final answer and the "Thought:" labels.
     """
     known = frozenset(tool_names)
-    single = dict(single_arg or {})
-    t = _SPECIAL_TOKENS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    t = _cut_hallucinated(t)
-
-    found: list[Found] = list(tag_calls(t))
-    masked = _mask(t, [(s, e) for s, e, _, _ in found])
-    react = react_calls(masked, known, single)
-    found += react
-    masked = _mask(masked, [(s, e) for s, e, _, _ in react])
-
-    final_answer: str | None = None
-    final_span: tuple[int, int] | None = None
-    fm = FINAL_RE.search(masked)
-    if fm is not None:
-        end = min([s for s, _, _, _ in found if s > fm.start()], default=len(t))
-        final_answer = masked[fm.end() : end].strip()
-        final_span = (fm.start(), end)
-        masked = _mask(masked, [final_span])
-
-    found += json_calls(masked, t, known)
-    found.sort(key=lambda f: f[0])
-
-    calls: list[ParsedCall] = []
-    for _, _, _, group in found:
-        for call in group:
-            if call.name.strip().lower() in _FINAL_NAMES and call.name not in known:
-                if final_answer is None:
-                    final_answer = _answer_text(call.arguments)
-                continue
-            calls.append(_with_single_arg(call, single))
-
+    t = _cut_hallucinated(_SPECIAL_TOKENS.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))
+    found, final_span, final_answer = _find_calls(t, known)
+    calls, named_answer = _read_calls(found, known, dict(single_arg or {}))
+    final_answer = final_answer if final_answer is not None else named_answer
     spans = [(s, e) for s, e, _, _ in found] + ([final_span] if final_span else [])
-    if found:
-        style = found[0][2]
-    else:
-        style = "react" if final_answer is not None else "none"
+    style = found[0][2] if found else ("react" if final_answer is not None else "none")
     return ParsedContent(
         thought=_clean_thought(_remove(t, spans)),
         calls=tuple(calls),
         style=style,
         final_answer=final_answer,
     )
+
+
+def _find_calls(t: str, known: frozenset[str]) -> tuple[list[Found], tuple[int, int] | None, str | None]:
+    """The calls in `t` in order (tags, then ReAct, then JSON in what is left), and a final answer
+    written as a label: its span and text."""
+    found: list[Found] = list(tag_calls(t))
+    masked = _mask(t, [(s, e) for s, e, _, _ in found])
+    react = react_calls(masked, known)
+    found += react
+    masked = _mask(masked, [(s, e) for s, e, _, _ in react])
+    final_span: tuple[int, int] | None = None
+    final_answer: str | None = None
+    fm = FINAL_RE.search(masked)
+    if fm is not None:
+        end = min([s for s, _, _, _ in found if s > fm.start()], default=len(t))
+        final_answer, final_span = masked[fm.end() : end].strip(), (fm.start(), end)
+        masked = _mask(masked, [final_span])
+    found += json_calls(masked, t, known)
+    found.sort(key=lambda f: f[0])
+    return found, final_span, final_answer
+
+
+def _read_calls(
+    found: list[Found], known: frozenset[str], single: Mapping[str, str]
+) -> tuple[list[ParsedCall], str | None]:
+    """The calls found, one-argument strings mapped; the first call of a "final answer" tool is the
+    answer's text instead."""
+    calls: list[ParsedCall] = []
+    answer: str | None = None
+    for _, _, _, group in found:
+        for call in group:
+            if call.name.strip().lower() in _FINAL_NAMES and call.name not in known:
+                answer = _answer_text(call.arguments) if answer is None else answer
+                continue
+            calls.append(_with_single_arg(call, single))
+    return calls, answer
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,7 +128,7 @@ def _remove(text: str, spans: list[tuple[int, int]]) -> str:
 
 def _clean_thought(text: str) -> str:
     text = THOUGHT_RE.sub("", text)
-    text = _EMPTY_FENCE.sub("", text)
+    text = EMPTY_BLOCK.sub("", text)
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 

@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from fixloop.agent.text_calls.loose_json import json_object, loads_loose, scan, unfence
+from fixloop.agent.text_calls.loose_json import json_object, loads_loose, scan
+from fixloop.tools.fences import unfence
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,8 @@ class ParsedCall:
 
 
 Found = tuple[int, int, str, list[ParsedCall]]  # start, end, style, calls
+CALL_START = re.compile(r"""\{(?=\s*["'}])|\[(?=\s*\{\s*["'}])""")
+"""Where a call object (or a list of them) can begin: a brace before a key, or a bracket before one."""
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "action", "function_name", "tool_call")
 _ARG_KEYS = (
     "arguments",
@@ -31,9 +34,9 @@ _ARG_KEYS = (
     "kwargs",
     "argument",
 )
-_NAME_FALLBACK_RE = re.compile(
-    r"""["']?(?:name|tool|tool_name|function|action|function_name)["']?\s*:\s*["']([^"'\n]+)["']"""
-)
+NAME_KEY = r"""["']?(?:name|tool|tool_name|function|action|function_name)["']?\s*:\s*"""
+"""The key that names a call's tool, up to its value (also read while a call streams)."""
+_NAME_FALLBACK_RE = re.compile(NAME_KEY + r"""["']([^"'\n]+)["']""")
 _ARGS_FALLBACK_RE = re.compile("[\"']?(?:" + "|".join(_ARG_KEYS) + ")[\"']?\\s*:\\s*")
 
 

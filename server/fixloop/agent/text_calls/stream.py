@@ -14,19 +14,17 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from fixloop.agent.text_calls.loose_json import JsonScan
+from fixloop.agent.text_calls.react import ACTION_LABEL, INPUT_LABEL, LABEL_LEAD
 from fixloop.agent.text_calls.reader import parse_content
-from fixloop.agent.text_calls.shapes import ParsedCall
+from fixloop.agent.text_calls.shapes import CALL_START, NAME_KEY, ParsedCall
+from fixloop.tools.fences import CLOSING, FENCE, OPENING
 
-_OPENER = re.compile(r"```|<tool_call>|\{|\[|^[ \t]*[*_#]*[ \t]*Action\b", re.I | re.M)
-_ACTION_LABEL = re.compile(r"[ \t]*[*_#]*[ \t]*Action(?:[ \t]*\d+)?[*_]*[ \t]*:[*_]*[ \t]*", re.I)
-_INPUT_LABEL = re.compile(r"[ \t]*[*_#]*[ \t]*Action[ _]?Input(?:[ \t]*\d+)?[*_]*[ \t]*:[*_]*[ \t]*", re.I)
-_FENCE_LINE = re.compile(r"```[ \t]*([\w+.-]*)[ \t]*\n")
+_OPENER = re.compile(FENCE + r"|<tool_call>|\{|\[|^" + LABEL_LEAD + r"Action\b", re.I | re.M)
 _JSON_FENCES = ("", "json", "jsonc", "json5", "tool_call", "tool_code", "javascript", "js")
 _TAG = "<tool_call>"
 _TAG_CLOSE = re.compile(r"</tool_call\s*>", re.I)
-_FENCE_CLOSE = re.compile(r"```[ \t]*(?:\n|$)")
-_JSON_START = re.compile(r"""\{\s*["'}]|\[\s*\{\s*["'}]""")
-_NAME = re.compile(r"""["']?(?:name|tool|tool_name|function|function_name)["']?\s*:\s*["']([\w.-]+)["']""")
+_NAME = re.compile(NAME_KEY + r"""["']([\w.-]+)["']""")
 _REACT_NAME = re.compile(r"`?([\w.-]+)`?[ \t]*[\n({]")
 _UNDECIDED = "undecided"
 
@@ -92,7 +90,7 @@ class CallScanner:
         if self.open_start is None:
             return None
         chunk = self.text[self.open_start : self.open_start + 2000]  # a call names its tool early, if at all
-        label = _ACTION_LABEL.match(chunk)
+        label = ACTION_LABEL.match(chunk)
         if label is not None:
             word = _REACT_NAME.match(chunk, label.end())
             if word is not None and word.group(1) in self.known:
@@ -155,9 +153,9 @@ class CallScanner:
             form = self._classify(k)
             if form == _UNDECIDED:
                 return False
-            fence = _FENCE_CLOSE.match(text, k)
+            fence = CLOSING.match(text, k)
             if form is None and fence is not None:
-                k = self._keep = k + 3  # the fence closing the call
+                k = self._keep = k + len(FENCE)  # the fence closing the call
                 self._settled = k
                 continue
             if form is None:
@@ -183,9 +181,9 @@ class CallScanner:
         """What begins at `p`: a call's form, `_UNDECIDED` (too little text yet) or None (no call)."""
         text = self.text
         rest = text[p : p + 16]
-        if len(rest) < 3 and "```".startswith(rest):
+        if len(rest) < len(FENCE) and FENCE.startswith(rest):
             return _UNDECIDED
-        if rest.startswith("```"):
+        if rest.startswith(FENCE):
             return self._fence_form(p)
         if rest[:1] in ("{", "["):
             return self._json_form(p, p)
@@ -193,7 +191,7 @@ class CallScanner:
             if text[p : p + len(_TAG)].lower() == _TAG:
                 return _Form("tag", p, p)
             return _UNDECIDED if _TAG.startswith(text[p:].lower()) else None
-        if _ACTION_LABEL.match(text, p) is not None:
+        if ACTION_LABEL.match(text, p) is not None:
             return _Form("react", p, p)
         word = text[p:].strip(" \t*_#").lower()
         if "\n" not in word and ("action:".startswith(word) or re.fullmatch(r"action[ \t]*\d*[ \t]*", word)):
@@ -203,9 +201,9 @@ class CallScanner:
     def _fence_form(self, p: int) -> _Form | str | None:
         """A fence opening at `p`: a call when its language is JSON's (or none) and an object follows."""
         text = self.text
-        line = _FENCE_LINE.match(text, p)
+        line = OPENING.match(text, p)
         if line is None:
-            lang = text[p + 3 :].strip(" \t").lower()
+            lang = text[p + len(FENCE) :].strip(" \t").lower()
             if "\n" in lang or not any(fence.startswith(lang) for fence in _JSON_FENCES):
                 return None
             return _UNDECIDED
@@ -223,7 +221,7 @@ class CallScanner:
         return self._json_form(q, p)
 
     def _json_form(self, q: int, start: int) -> _Form | str | None:
-        if _JSON_START.match(self.text, q) is not None:
+        if CALL_START.match(self.text, q) is not None:
             return _Form("json", q, start)
         after = re.sub(r"\s", "", self.text[q : q + 40])
         return _UNDECIDED if after in ("{", "[", "[{") else None
@@ -251,7 +249,7 @@ class CallScanner:
 
     def _react(self, p: int) -> Span | int | None:
         text = self.text
-        label = _ACTION_LABEL.match(text, p)
+        label = ACTION_LABEL.match(text, p)
         assert label is not None
         body = label.end()
         line_end = text.find("\n", body)
@@ -270,7 +268,7 @@ class CallScanner:
             nxt += 1
         if nxt >= len(text):
             return None
-        label_input = _INPUT_LABEL.match(text, text.rfind("\n", 0, nxt) + 1)
+        label_input = INPUT_LABEL.match(text, text.rfind("\n", 0, nxt) + 1)
         if label_input is None:
             written = text[nxt:].strip(" \t*_#").lower()
             if "\n" not in written and "action input:".startswith(written[:13]):
@@ -288,7 +286,7 @@ class CallScanner:
         return None if value_end < 0 else self._read(p, value_end)
 
     def _closed_at(self, at: int) -> int | None:
-        """`closed_at` for the value opening at `at`, resumed where the last look stopped."""
+        """Where the JSON value opening at `at` ends (see `JsonScan`), resumed where the last look stopped."""
         scan = self._scans.get(at)
         if scan is None:
             if len(self._scans) > 8:
@@ -307,7 +305,7 @@ def _partial_start(text: str, i: int) -> int:
     """Where a call opener may be beginning at the very end of the text (else the text's length)."""
     for k in range(max(i, len(text) - len(_TAG)), len(text)):
         piece = text[k:].lower()
-        if any(opener.startswith(piece) for opener in ("```", _TAG)):
+        if any(opener.startswith(piece) for opener in (FENCE, _TAG)):
             return k
     line_start = text.rfind("\n", 0, len(text)) + 1
     if line_start >= i:
@@ -322,61 +320,3 @@ def _first_bracket(text: str, start: int, end: int) -> int | None:
         if text[k] in "{[":
             return k
     return None
-
-
-_STRING_STARTS = frozenset("{[,:")
-
-
-class JsonScan:
-    """Where the JSON value opening at `start` ends, read incrementally as the text grows.
-
-    Strings follow `loose_json.scan`: a quote opens one only where a key or value may begin, so the
-    apostrophes and unescaped quotes small models put inside strings do not derail the count.
-    """
-
-    def __init__(self, start: int) -> None:
-        self.start = start
-        self._at = start
-        self._stack: list[str] = []
-        self._quote = ""
-        self._prev = ""
-        self.end: int | None = None  # the end once closed; -1 when the value is broken
-
-    def advance(self, text: str) -> int | None:
-        """Read what was added since the last call; the end, -1 when broken, None while still open."""
-        i, n = self._at, len(text)
-        stack = self._stack
-        while self.end is None and i < n:
-            c = text[i]
-            if self._quote:
-                if c == "\\":
-                    if i + 1 >= n:
-                        break  # the escaped character has not arrived yet
-                    i += 2
-                    continue
-                if c == self._quote:
-                    self._quote = ""
-                    self._prev = c
-                i += 1
-                continue
-            if c in "\"'" and (self._prev == "" or self._prev in _STRING_STARTS):
-                self._quote = c
-            elif c in "{[":
-                stack.append("}" if c == "{" else "]")
-            elif c in "}]":
-                if not stack or stack[-1] != c:
-                    self.end = -1
-                else:
-                    stack.pop()
-                    if not stack:
-                        self.end = i + 1
-            if not c.isspace():
-                self._prev = c
-            i += 1
-        self._at = i
-        return self.end
-
-
-def closed_at(text: str, start: int) -> int | None:
-    """The end of the JSON value opening at `start`; None while it is still open; -1 when it is broken."""
-    return JsonScan(start).advance(text)

@@ -4,6 +4,7 @@
 line ranges and fits them into the character budget.
 """
 
-from fixloop.agent.warm_start.gather import build_warm_start
+from fixloop.agent.warm_start.gather import build_warm_start, gather_warm_start
+from fixloop.agent.warm_start.snippets import ShownFunction, WarmStart
 
-__all__ = ["build_warm_start"]
+__all__ = ["ShownFunction", "WarmStart", "build_warm_start", "gather_warm_start"]

@@ -17,7 +17,10 @@ from fixloop.agent.warm_start.code_index import CodeIndex
 from fixloop.agent.warm_start.snippets import (
     TRACEBACK_CAP,
     Block,
+    Shown,
+    ShownFunction,
     Snippet,
+    WarmStart,
     assemble,
     clip_traceback,
     covers,
@@ -57,6 +60,19 @@ class Ranked(Protocol):
     passed: int
 
 
+def gather_warm_start(
+    root: Path,
+    run: TestRun,
+    test_ids: Sequence[str],
+    budget_chars: int = 6000,
+    suspects: Sequence[Ranked] = (),
+) -> WarmStart:
+    """The warm start for `test_ids` after `run` (its text "" when there is nothing to say). `suspects`
+    (best first) are shown ahead of the code the traceback and the test's calls reach."""
+    builder = _Builder(Path(root).resolve(), run, suspects)
+    return assemble(builder.blocks(list(dict.fromkeys(test_ids))), budget_chars)
+
+
 def build_warm_start(
     root: Path,
     run: TestRun,
@@ -64,11 +80,8 @@ def build_warm_start(
     budget_chars: int = 6000,
     suspects: Sequence[Ranked] = (),
 ) -> str:
-    """The warm-start text for `test_ids` after `run`; "" when there is nothing to say. `suspects` (best
-    first) are shown ahead of the code the traceback and the test's calls reach."""
-    builder = _Builder(Path(root).resolve(), run, suspects)
-    blocks = builder.blocks(list(dict.fromkeys(test_ids)))
-    return assemble(blocks, budget_chars)[: max(0, budget_chars)]
+    """The warm-start text alone (see `gather_warm_start`)."""
+    return gather_warm_start(root, run, test_ids, budget_chars, suspects).text
 
 
 class _Builder:
@@ -82,60 +95,63 @@ class _Builder:
 
     def blocks(self, test_ids: list[str]) -> list[Block]:
         """Blocks, most relevant first: per failure its test and the code it reaches, then the rest."""
+        shown = Shown()
+        later: list[list[Snippet]] = [[], []]  # calls of calls and constructors, then fixtures
+        for index, members in enumerate(self.groups(test_ids)):
+            deeper, fixtures = self.failure_blocks(shown, members, first=not index)
+            later[0] += deeper
+            later[1] += fixtures
+        self.show(shown, later[0])
+        self.show(shown, later[1], "evidence")  # fixtures are test code
+        return shown.blocks
+
+    def groups(self, test_ids: list[str]) -> list[list[str]]:
+        """The tests, those failing the same way (same message, same place) in one group."""
         groups: dict[object, list[str]] = {}
         for test_id in self.expand(test_ids):
             outcome = self.run.outcome(test_id)
             key: object = (outcome.message, outcome.location) if outcome and outcome.failing else test_id
             groups.setdefault(key, []).append(test_id)
+        return list(groups.values())
 
-        blocks: list[Block] = []
-        shown: list[Snippet] = []
-        seen_texts: set[str] = set()
-        later: list[list[Snippet]] = [[], []]  # calls of calls and constructors, then fixtures
-        seen_tests: set[tuple[str, str]] = set()
-        failed_at: set[tuple[str, str, str | None]] = set()
+    def failure_blocks(self, shown: Shown, members: list[str], first: bool) -> tuple[list[Snippet], ...]:
+        """Show one group's failure, its tests and the code they reach; what to show later if room is left
+        (calls of calls and constructors, fixtures)."""
+        lead = members[0]
+        outcome = self.run.outcome(lead)
+        path, name, _ = split_test_id(lead)
+        # A second parametrized case failing on the same line needs no second traceback.
+        where = (path, name, outcome.location if outcome else None)
+        shown.blocks.append(
+            self.failure_block(lead, members[1:], outcome, brief=where in shown.failed_at, first=first)
+        )
+        shown.failed_at.add(where)
+        for test_id in members:
+            test_key = split_test_id(test_id)[:2]
+            test = (
+                self.test_snippet(test_id, self.run.outcome(test_id)) if test_key not in shown.tests else None
+            )
+            shown.tests.add(test_key)
+            if test is not None:
+                shown.snippets.append(test)
+                shown.blocks.append(self.code_block(test, essential=first, section="evidence"))
+        try:
+            frames, calls, deeper, fixtures = self.related(lead, outcome)
+        except (RecursionError, ValueError, OSError):  # best effort: a strange file costs its code only
+            frames, calls, deeper, fixtures = [], [], [], []
+        self.show(shown, [*(self.suspect_snippets() if first else []), *frames, *calls])
+        return deeper, fixtures
 
-        def add_snippets(snippets: list[Snippet], section: str = "code") -> None:
-            for snippet in snippets:
-                if any(covers(other, snippet) for other in shown):
-                    continue
-                shown.append(snippet)
-                block = self.code_block(snippet, section=section)
-                if block.text not in seen_texts:
-                    seen_texts.add(block.text)
-                    blocks.append(block)
-
-        for index, members in enumerate(groups.values()):
-            lead = members[0]
-            outcome = self.run.outcome(lead)
-            path, name, _ = split_test_id(lead)
-            # A second parametrized case failing on the same line needs no second traceback.
-            where = (path, name, outcome.location if outcome else None)
-            brief = where in failed_at
-            blocks.append(self.failure_block(lead, members[1:], outcome, brief=brief, first=not index))
-            failed_at.add(where)
-            for test_id in members:
-                test_key = split_test_id(test_id)[:2]
-                if test_key in seen_tests:
-                    continue
-                seen_tests.add(test_key)
-                test = self.test_snippet(test_id, self.run.outcome(test_id))
-                if test is not None:
-                    shown.append(test)
-                    blocks.append(self.code_block(test, essential=not index, section="evidence"))
-            try:
-                frames, calls, deeper, fixtures = self.related(lead, outcome)
-            except (RecursionError, ValueError, OSError):  # best effort: a strange file costs its code only
-                frames, calls, deeper, fixtures = [], [], [], []
-            if not index:
-                add_snippets(self.suspect_snippets())
-            add_snippets(frames)
-            add_snippets(calls)
-            later[0] += deeper
-            later[1] += fixtures
-        add_snippets(later[0])
-        add_snippets(later[1], "evidence")  # fixtures are test code
-        return blocks
+    def show(self, shown: Shown, snippets: list[Snippet], section: str = "code") -> None:
+        """Add the snippets not covered by one shown already (and whose text is new)."""
+        for snippet in snippets:
+            if any(covers(other, snippet) for other in shown.snippets):
+                continue
+            shown.snippets.append(snippet)
+            block = self.code_block(snippet, section=section)
+            if block.text not in shown.texts:
+                shown.texts.add(block.text)
+                shown.blocks.append(block)
 
     def suspect_snippets(self, limit: int = 3) -> list[Snippet]:
         """The best suspects' code, each header saying how the tests rank it."""
@@ -147,7 +163,7 @@ class _Builder:
                 else f"run by {suspect.failed} failing and {suspect.passed} passing test(s)"
             )
             note = f"{suspect.name}, suspect {rank} by coverage ({runs}, score {suspect.score:.2f})"
-            shown.append(Snippet(suspect.path, ((suspect.first, suspect.last),), note))
+            shown.append(Snippet(suspect.path, ((suspect.first, suspect.last),), note, function=suspect.name))
         return shown
 
     def expand(self, test_ids: list[str]) -> list[str]:
@@ -205,7 +221,8 @@ class _Builder:
             if window != snippet:
                 shorter = render(window, lines)
         label = f"{snippet.path} lines {ranges_text(snippet.ranges)}"
-        return Block(text, shorter=shorter, essential=essential, label=label, section=section)
+        function = ShownFunction(snippet.path, snippet.function) if snippet.function else None
+        return Block(text, shorter, essential, label, section, function)
 
     # ---- the test ------------------------------------------------------------------------------------
 
@@ -244,55 +261,65 @@ class _Builder:
     def related(
         self, test_id: str, outcome: TestOutcome | None
     ) -> tuple[list[Snippet], list[Snippet], list[Snippet], list[Snippet]]:
+        """The code a test reaches: its traceback's frames, what it calls, what those call, its fixtures."""
         path, name, _ = split_test_id(test_id)
-        frames: list[Snippet] = []
-        if outcome is not None and outcome.failing:
-            bad_syntax = self.syntax_error(outcome)
-            if bad_syntax is not None:
-                frames.append(bad_syntax)
-            innermost = bad_syntax is None
-            timeout = outcome.message.startswith("Timeout:")
-            for frame in reversed(outcome.frames):
-                note = ("stopped here" if timeout else "raised here") if innermost else "in the traceback"
-                snippet = self.enclosing(frame.path, frame.line, note)
-                innermost = False
-                if snippet is not None:
-                    frames.append(snippet)
+        frames = self.frames(outcome) if outcome is not None and outcome.failing else []
         source = self.index.source(path)
-        calls: list[Snippet] = []
-        deeper: list[Snippet] = []
-        fixtures: list[Snippet] = []
-        if source is None or source.tree is None or not name:
-            return frames, calls, deeper, fixtures
-        found = self.find_test(source, name)
-        if found is None:
-            return frames, calls, deeper, fixtures
+        found = (
+            self.find_test(source, name) if source is not None and source.tree is not None and name else None
+        )
+        if source is None or found is None:
+            return frames, [], [], []
         node, classes = found
         first_level = self.index.callees(source, node, classes[-1] if classes else None)
+        calls: list[Snippet] = []
+        deeper: list[Snippet] = []
         for target_source, target, owner in first_level:
             # Constructors matter less than the functions and methods the test calls.
             tier = deeper if isinstance(target, ast.ClassDef) else calls
             tier.append(self.def_snippet(target_source, target, owner, "called by the test"))
-        # Breadth first through what those call, a few levels down: the bug is often in a helper.
+        deeper += self.callees_below(first_level)
+        fixtures = self.fixtures(source, node) if isinstance(node, FunctionNode) else []
+        return frames, calls, deeper, fixtures
+
+    def frames(self, outcome: TestOutcome) -> list[Snippet]:
+        """The project code at a failure's frames, innermost first (a syntax error's place first)."""
+        frames: list[Snippet] = []
+        bad_syntax = self.syntax_error(outcome)
+        if bad_syntax is not None:
+            frames.append(bad_syntax)
+        innermost = bad_syntax is None
+        timeout = outcome.message.startswith("Timeout:")
+        for frame in reversed(outcome.frames):
+            note = ("stopped here" if timeout else "raised here") if innermost else "in the traceback"
+            snippet = self.enclosing(frame.path, frame.line, note)
+            innermost = False
+            if snippet is not None:
+                frames.append(snippet)
+        return frames
+
+    def callees_below(
+        self, first_level: list[tuple[SourceFile, ast.stmt, ast.ClassDef | None]]
+    ) -> list[Snippet]:
+        """Breadth first through what the test's callees call, a few levels down: the bug is often in a
+        helper."""
+        found: list[Snippet] = []
         visited = {(t[0].rel, t[1].lineno) for t in first_level}
         level = [t for t in first_level if isinstance(t[1], FunctionNode)]
         for _ in range(MAX_CALL_DEPTH - 1):
             following: list[tuple[SourceFile, ast.stmt, ast.ClassDef | None]] = []
             for target_source, target, owner in level:
                 assert isinstance(target, FunctionNode)
-                note = f"called by {target.name}"
                 for inner in self.index.callees(target_source, target, owner):
                     key = (inner[0].rel, inner[1].lineno)
                     if key in visited or len(following) >= MAX_PER_LEVEL:
                         continue
                     visited.add(key)
-                    deeper.append(self.def_snippet(*inner, note))
+                    found.append(self.def_snippet(*inner, f"called by {target.name}"))
                     if isinstance(inner[1], FunctionNode):
                         following.append(inner)
             level = following
-        if isinstance(node, FunctionNode):
-            fixtures = self.fixtures(source, node)
-        return frames, calls, deeper, fixtures
+        return found
 
     def syntax_error(self, outcome: TestOutcome) -> Snippet | None:
         """The lines around a syntax error in a project file: it is no frame, pytest only names it."""
@@ -323,7 +350,7 @@ class _Builder:
         ranges = [(c.lineno, c.lineno) for c in classes[-1:]]
         ranges.append((def_start(node), node.end_lineno or node.lineno))
         name = qualname(node, classes)
-        return Snippet(rel, merge_ranges(ranges), f"{name}, {note}: line {line}", line)
+        return Snippet(rel, merge_ranges(ranges), f"{name}, {note}: line {line}", line, name)
 
     def def_snippet(
         self, source: SourceFile, node: ast.stmt, owner: ast.ClassDef | None, note: str
@@ -334,7 +361,8 @@ class _Builder:
             init = next((n for n in node.body if isinstance(n, FunctionNode) and n.name == "__init__"), None)
             if init is not None:
                 ranges = [(node.lineno, node.lineno), (def_start(init), init.end_lineno or init.lineno)]
-                return Snippet(source.rel, merge_ranges(ranges), f"{node.name}.__init__, {note}")
+                name = f"{node.name}.__init__"
+                return Snippet(source.rel, merge_ranges(ranges), f"{name}, {note}", function=name)
             first_def = next((n for n in node.body if isinstance(n, FunctionNode)), None)
             end = def_start(first_def) - 1 if first_def is not None else node.end_lineno or node.lineno
             while end > node.lineno and not source.lines[end - 1].strip():
@@ -344,7 +372,7 @@ class _Builder:
         ranges = [(owner.lineno, owner.lineno)] if owner is not None else []
         ranges.append((def_start(node), node.end_lineno or node.lineno))
         name = f"{owner.name}.{node.name}" if owner is not None else node.name
-        return Snippet(source.rel, merge_ranges(ranges), f"{name}, {note}")
+        return Snippet(source.rel, merge_ranges(ranges), f"{name}, {note}", function=name)
 
     def fixtures(self, source: SourceFile, func: FunctionNode) -> list[Snippet]:
         names = [a.arg for a in func.args.args + func.args.kwonlyargs if a.arg not in ("self", "cls")]
@@ -368,9 +396,3 @@ class _Builder:
                     found.append(Snippet(module.rel, ranges, f"fixture {name}"))
                     break
         return found
-
-
-# ---- ast helpers --------------------------------------------------------------------------------------
-
-
-# ---- rendering and budget ----------------------------------------------------------------------------

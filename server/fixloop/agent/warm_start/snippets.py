@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from fixloop.tools.fences import FENCE, opening_for
 
 HEADER = (
     "Context gathered before your first turn: code as it is in the files, its line numbers in each header."
@@ -20,6 +22,23 @@ WINDOW = 6  # lines either side of the focus line when a function is too long fo
 
 
 @dataclass(frozen=True)
+class ShownFunction:
+    """A function of the code under test that the warm start shows (a place a fix may well go)."""
+
+    path: str  # relative to the root, '/' separators
+    name: str  # qualified: Class.method
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """The warm-start text, and the functions of the code under test it shows in its order (suspects
+    first): the engine hands those on as data, so nothing reads them back out of the text."""
+
+    text: str = ""
+    functions: tuple[ShownFunction, ...] = ()
+
+
+@dataclass(frozen=True)
 class Snippet:
     """Lines of one project file to show: a few ranges (a class line and a method, say)."""
 
@@ -27,6 +46,7 @@ class Snippet:
     ranges: tuple[tuple[int, int], ...]
     note: str
     focus: int | None = None  # the line that matters most (raised here, failing assertion)
+    function: str = ""  # the function shown (Class.method), "" for a class body or lines outside any
 
 
 @dataclass(frozen=True)
@@ -36,6 +56,18 @@ class Block:
     essential: bool = False  # trimmed to fit rather than left out
     label: str = ""  # how to name it when left out
     section: str = "code"  # "code" (the place to change) or "evidence" (the failing test)
+    function: ShownFunction | None = None
+
+
+@dataclass
+class Shown:
+    """What the warm start shows so far, while it is gathered: its blocks, and what they cover."""
+
+    blocks: list[Block] = field(default_factory=list)
+    snippets: list[Snippet] = field(default_factory=list)
+    texts: set[str] = field(default_factory=set)
+    tests: set[tuple[str, str]] = field(default_factory=set)
+    failed_at: set[tuple[str, str, str | None]] = field(default_factory=set)
 
 
 def merge_ranges(ranges: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
@@ -61,7 +93,7 @@ def ranges_text(ranges: Sequence[tuple[int, int]]) -> str:
 def render(snippet: Snippet, lines: list[str]) -> str:
     """The header (path, line numbers, why it is shown) and the code in a fenced block, as it is in the file:
     no line-number gutters, which small models copy into edits and re-type in their replies."""
-    fence = "```python" if snippet.path.endswith((".py", ".pyi")) else "```"
+    fence = opening_for(snippet.path)
     out = [f"### {snippet.path} (lines {ranges_text(snippet.ranges)}) {snippet.note}"]
     for low, high in snippet.ranges:
         out.append(fence)
@@ -70,7 +102,7 @@ def render(snippet: Snippet, lines: list[str]) -> str:
             if len(line) > MAX_LINE:  # generated data or minified code: the start says enough
                 line = line[:MAX_LINE] + " ... (line cut)"
             out.append(line)
-        out.append("```")
+        out.append(FENCE)
     return "\n".join(out)
 
 
@@ -97,33 +129,16 @@ def clip_traceback(text: str, cap: int) -> str:
     return "... (traceback trimmed)\n" + "\n".join(reversed(kept))
 
 
-def assemble(blocks: list[Block], budget: int) -> str:
+def assemble(blocks: list[Block], budget: int) -> WarmStart:
     """The blocks that fit the budget, chosen in their order (most relevant first) and shown section by
     section (`SECTIONS`), each section under its heading."""
     if not blocks:
-        return ""
-    chosen: dict[str, list[str]] = {name: [] for name, _ in SECTIONS}
-    used = len(HEADER) + sum(len(heading) + 2 for _, heading in SECTIONS)
-    left_out: list[str] = []
-    reserve = 160
-    for block in blocks:
-        room = budget - used - reserve - 2
-        for text in (block.text, block.shorter):
-            if text is not None and len(text) <= room:
-                chosen[block.section].append(text)
-                used += len(text) + 2
-                break
-        else:
-            if block.essential and room > 200:
-                text = block.text[: room - 20].rsplit("\n", 1)[0] + "\n... (cut for space)"
-                chosen[block.section].append(text)
-                used += len(text) + 2
-            elif block.label:
-                left_out.append(block.label)
+        return WarmStart()
+    chosen, left_out = _choose(blocks, budget)
     parts = [HEADER]
     for name, heading in SECTIONS:
         if chosen[name]:
-            parts += [heading, *chosen[name]]
+            parts += [heading, *(text for _, text in chosen[name])]
     used = sum(len(part) + 2 for part in parts)
     if left_out:
         note = "Left out for space (read_file them if needed): " + "; ".join(left_out)
@@ -132,4 +147,24 @@ def assemble(blocks: list[Block], budget: int) -> str:
             note = note[: max(0, room - 3)] + "..."
         if note.strip("."):
             parts.append(note)
-    return "\n\n".join(parts)
+    functions = tuple(block.function for block, _ in chosen["code"] if block.function is not None)
+    return WarmStart("\n\n".join(parts)[: max(0, budget)], functions)
+
+
+def _choose(blocks: list[Block], budget: int) -> tuple[dict[str, list[tuple[Block, str]]], list[str]]:
+    """Per section the blocks that fit (each in the form that fits), and the labels of those left out."""
+    chosen: dict[str, list[tuple[Block, str]]] = {name: [] for name, _ in SECTIONS}
+    used = len(HEADER) + sum(len(heading) + 2 for _, heading in SECTIONS)
+    left_out: list[str] = []
+    reserve = 160
+    for block in blocks:
+        room = budget - used - reserve - 2
+        text = next((t for t in (block.text, block.shorter) if t is not None and len(t) <= room), None)
+        if text is None and block.essential and room > 200:
+            text = block.text[: room - 20].rsplit("\n", 1)[0] + "\n... (cut for space)"
+        if text is not None:
+            chosen[block.section].append((block, text))
+            used += len(text) + 2
+        elif block.label:
+            left_out.append(block.label)
+    return chosen, left_out
