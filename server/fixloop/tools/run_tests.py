@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from fixloop.pytest_runner.failing_inputs import failing_input_lines
 from fixloop.pytest_runner.results import TestOutcome, TestRun, TestRunner
 from fixloop.tools.base import Tool, ToolResult
 from fixloop.tools.node_ids import checked_test_ids
@@ -133,6 +134,7 @@ def _failure(outcome: TestOutcome) -> list[str]:
         lines.append(f"  {outcome.message}")
     if outcome.location:
         lines.append(f"  at {outcome.location}")
+    lines += failing_input_lines(outcome.inputs)
     traceback = outcome.traceback.rstrip()
     if traceback:
         tb_lines = traceback.splitlines()
