@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 from typing import Any, ClassVar
 
+from fixloop.errors import FixloopError
 from fixloop.tools.base import FILE_PATH, EditingTool, ToolResult
+from fixloop.tools.code_placement import definitions
 from fixloop.tools.code_reply import CodeBlock, apply_code_blocks
 from fixloop.tools.edit_file import refuse_test_edit
 from fixloop.tools.textfile import FileToolError, read_text, strip_code_fence
@@ -33,7 +36,19 @@ class ReplaceFunctionTool(EditingTool):
     }
 
     async def run(self, path: str, name: str, code: str) -> ToolResult:
-        resolved = self.workspace.resolve_file(path, must_exist=True)
+        resolved = self.workspace.resolve_file(path, must_exist=False)
+        note = ""
+        if not resolved.exists() or not self._defines(resolved, name):
+            # Small models guess folders ("src/x.py"): when exactly one project file defines the function
+            # (one of that file name first, else any code file), that is the file they mean.
+            found = self._one_file_defining(name, resolved.name)
+            if found is not None:
+                note = (
+                    f"note: '{path}' does not define {name.strip()}; replaced it in "
+                    f"'{self.workspace.relative(found)}', the one project file that does\n"
+                )
+                resolved = found
+        resolved = self.workspace.resolve_file(self.workspace.relative(resolved), must_exist=True)
         rel = self.workspace.relative(resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)
         current = read_text(resolved, rel)
@@ -57,7 +72,32 @@ class ReplaceFunctionTool(EditingTool):
             raise FileToolError("; ".join(edit.problems) or f"{name} is unchanged: put the corrected code")
         resolved.write_bytes(current.encode(edit.files[rel]))
         self.workspace.changed()
-        return ToolResult(f"{rel}: " + "; ".join(note.split(": ", 1)[-1] for note in edit.applied))
+        done = "; ".join(applied.split(": ", 1)[-1] for applied in edit.applied)
+        return ToolResult(f"{note}{rel}: {done}")
+
+    def _defines(self, path: Path, name: str) -> bool:
+        """Whether the file defines the function `name` (Class.method: that class's method) at any depth."""
+        try:
+            tree = ast.parse(read_text(path, self.workspace.relative(path)).text)
+        except (FixloopError, SyntaxError, ValueError):
+            return False
+        wanted = name.strip()
+        return any(wanted in (found.qualname, found.shown, found.node.name) for found in definitions(tree))
+
+    def _one_file_defining(self, name: str, file_name: str) -> Path | None:
+        """The single project file named `file_name` defining `name`, else the single non-test .py file."""
+        for pattern in (file_name, "*.py"):
+            matches = []
+            for rel in self.workspace.list_files(pattern=pattern):
+                if not rel.endswith(".py") or self.workspace.is_test_file(rel):
+                    continue
+                if pattern != "*.py" and rel.rsplit("/", 1)[-1] != file_name:
+                    continue
+                if self._defines(self.workspace.root / rel, name):
+                    matches.append(self.workspace.root / rel)
+            if matches:
+                return matches[0] if len(matches) == 1 else None
+        return None
 
 
 def _method_as_class(name: str, code: str) -> str:
