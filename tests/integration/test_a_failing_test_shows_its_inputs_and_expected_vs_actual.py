@@ -10,6 +10,7 @@ from pathlib import Path
 from fixloop.pytest_runner import PytestRunner
 from fixloop.pytest_runner.failing_inputs import failing_input_lines
 from fixloop.tools import build_toolbox
+from fixloop.tools.run_tests import format_test_run
 from fixloop.tools.workspace import Workspace
 
 FILES = {
@@ -73,3 +74,4 @@ async def test_the_failing_inputs_come_with_the_outcome_and_in_the_run_tests_rep
     report = (await toolbox.call("run_tests", None)).text
     assert "called with: text='', expected=False" in report
     assert "actual: is_word(text) = True" in report
+    assert "called with" not in format_test_run(run, show_inputs=False)  # the failingInputs setting off

@@ -114,3 +114,12 @@ def test_a_module_level_assignment_alone_replaces_the_one_of_that_name():
     assert edit.problems == ()
     assert edit.files == {"parser.py": PARSER.replace('r"[a-z]+"', 'r"[a-zA-Z]+"')}
     assert edit.applied == ("parser.py: replaced assignment PATTERN",)
+
+
+def test_with_the_placement_setting_off_a_nested_answer_is_added_as_before():
+    reply = "```python\ndef clean(word):\n    return word.lower()\n```"
+    blocks = [CodeBlock("def clean(word):\n    return word.lower()\n", "parser.py")]
+    edit = apply_code_blocks(blocks, {"parser.py": PARSER}, PlacementHints(anywhere=False))
+    assert edit.applied == ("parser.py: added function clean",)
+    assert "        return word.upper()" in edit.files["parser.py"]
+    assert apply_code_reply(reply, {"parser.py": PARSER}).applied[0].endswith("nested function tokens.clean")

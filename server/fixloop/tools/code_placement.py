@@ -16,6 +16,9 @@ class PlacementHints:
 
     suspects: tuple[str, ...] = ()
     lines_run: Mapping[str, Collection[int]] = field(default_factory=dict)
+    # False (the codeAnswerPlacement setting off, for ablations): only top-level functions and a method
+    # whose name is unique are replaced, answers are parsed as written, assignments alone match no file
+    anywhere: bool = True
 
 
 @dataclass(frozen=True)

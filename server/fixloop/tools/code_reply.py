@@ -124,14 +124,15 @@ def apply_code_blocks(
     applied: list[str] = []
     problems: list[str] = []
     choices: list[str] = []
+    anywhere = hints is None or hints.anywhere
     for number, block in enumerate(blocks, start=1):
         where = f"block {number}" if len(blocks) > 1 else "the code block"
         try:
-            code, tree = parsed(block.code)
+            code, tree = parsed(block.code) if anywhere else (block.code, ast.parse(block.code))
         except SyntaxError as error:
             problems.append(f"{where} is not valid Python (line {error.lineno}: {error.msg})")
             continue
-        path = _target(block, tree, texts)
+        path = _target(block, tree, texts, anywhere)
         if path is None:
             names = ", ".join(_names(tree)) or "no function"
             problems.append(f"{where} ({names}) matches no function of the files shown")
@@ -170,28 +171,34 @@ def _names(tree: ast.Module) -> list[str]:
     return names
 
 
-def _defined(tree: ast.Module) -> set[str]:
+def _defined(tree: ast.Module, anywhere: bool = True) -> set[str]:
     """The names a module defines: its functions at any depth (also as Class.method), its top-level classes
-    and module-level assignments."""
+    and module-level assignments (`anywhere` off: top-level functions and classes' own methods only)."""
     names = set()
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             names.add(node.name)
-        elif _assigned(node):
+        elif _assigned(node) and anywhere:
             names.add(f"={_assigned(node)}")
     for found in definitions(tree):
-        names.update((found.node.name, found.qualname))
+        if anywhere or _shallow(found):
+            names.update((found.node.name, found.qualname))
     return names
 
 
-def _target(block: CodeBlock, tree: ast.Module, texts: Mapping[str, str]) -> str | None:
+def _shallow(found: Definition) -> bool:
+    """A top-level function or a method of a top-level class."""
+    return found.top_level or (found.shown == found.qualname and found.shown.count(".") == 1)
+
+
+def _target(block: CodeBlock, tree: ast.Module, texts: Mapping[str, str], anywhere: bool) -> str | None:
     """The file the block belongs to: the one it names, unless that file defines none of the block's names
     and another does (small models copy a path from the prompt's example); else the one defining most."""
-    wanted = _defined(tree)
+    wanted = _defined(tree, anywhere)
     scores: dict[str, int] = {}
     for path, text in texts.items():
         try:
-            scores[path] = len(wanted & _defined(ast.parse(text)))
+            scores[path] = len(wanted & _defined(ast.parse(text), anywhere))
         except SyntaxError:
             continue
     best = max(scores, key=lambda path: scores[path], default=None)
@@ -253,7 +260,8 @@ def _splices(
     lines = text.splitlines(True)
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
     top = {_key(node): node for node in target.body if _key(node) and not isinstance(node, _Def)}
-    functions = list(definitions(target))
+    anywhere = where.hints is None or where.hints.anywhere
+    functions = [found for found in definitions(target) if anywhere or _shallow(found)]
     splices: list[_Splice] = []
     notes: list[str] = []
     chosen: list[str] = []
@@ -262,6 +270,7 @@ def _splices(
         key = _key(node)
         old = top.get(key) if key else None
         named = [item for item in functions if item.node.name == node.name] if isinstance(node, _Def) else []
+        named = named if anywhere or len(named) == 1 else []
         if isinstance(node, ast.ClassDef) and isinstance(old, ast.ClassDef):
             more, more_notes = _class_splices(code_lines, node, lines, old)
             splices += more
