@@ -20,7 +20,7 @@ FILES = {
         "import os\n\nimport pytest\n\nfrom words import is_word\n\n\n"
         '@pytest.mark.parametrize("text, expected", [("abc", True), ("", False)])\n'
         "def test_is_word(text, expected):\n    assert is_word(text) == expected\n\n\n"
-        "def test_long_text():\n"
+        "def test_long_text(monkeypatch):\n"
         '    api_key = "sk-do-not-show"\n'
         '    text = "x" * 500 + "1"\n'
         "    helper = os.path.join\n"
@@ -56,7 +56,7 @@ async def test_the_failing_inputs_come_with_the_outcome_and_in_the_run_tests_rep
     assert local is not None and local.params == ()
     shown = dict(local.locals)
     assert shown["api_key"] == "<hidden>"
-    assert "helper" not in shown and "os" not in shown  # functions and modules are not inputs
+    assert set(shown) == {"api_key", "text"}  # functions, modules and pytest's fixtures are not inputs
     assert shown["text"] == "'" + "x" * 199 + "...[cut: 501 chars in all]"
     assert local.compare is not None  # `assert True == f(x)`: the literal is the expected value
     assert (local.compare.actual_expr, local.compare.expected) == ("is_word(text)", "True")

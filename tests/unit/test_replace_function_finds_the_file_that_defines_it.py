@@ -53,3 +53,18 @@ async def test_two_files_defining_the_function_leave_the_error_as_it_was(tmp_pat
     result = await toolbox.call("replace_function", {"path": "src/shapes.py", "name": "area", "code": code})
     assert result.is_error and "src/shapes.py" in result.text
     assert (tmp_path / "a/shapes.py").read_text() == SHAPES == (tmp_path / "b/shapes.py").read_text()
+
+
+async def test_a_method_whose_first_line_lost_its_indentation_is_moved_left(tmp_path: Path) -> None:
+    toolbox = _toolbox(tmp_path, {"shapes.py": SHAPES})
+    code = "def volume(self):\n        return 3\n"  # body still at the class's indentation: parses
+    skewed = "@staticmethod\n    def volume():\n        return 3\n"  # decorator line flush: does not
+    assert not (
+        await toolbox.call("replace_function", {"path": "shapes.py", "name": "Box.volume", "code": code})
+    ).is_error
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    result = await toolbox.call(
+        "replace_function", {"path": "shapes.py", "name": "Box.volume", "code": skewed}
+    )
+    assert not result.is_error, result.text
+    assert "    @staticmethod\n    def volume():\n        return 3\n" in (tmp_path / "shapes.py").read_text()

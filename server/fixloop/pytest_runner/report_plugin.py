@@ -30,7 +30,7 @@ _SHADOW_SITE = "fixloop_shadow_site"  # the runner's startup hook in shadow runs
 RANDOMLY_SEED = 1  # pytest-randomly: one fixed seed, so the baseline and the gate see the same run
 _MAX_VALUE = 200  # a value's repr is cut here, as pytest's --showlocals does
 _MAX_NAMES = 8
-_SECRET_NAME = re.compile(r"key|token|passw|secret|credential", re.IGNORECASE)
+_SECRET_NAME = re.compile(r"key|token|passw|secret|credential|authoriz|cookie", re.IGNORECASE)
 _HIDDEN = "<hidden>"
 _compared = None  # the last failing comparison of an assert: (op, left, right), from pytest's hook
 
@@ -286,6 +286,8 @@ def _values(named):
         if name.startswith(("__", "@")) or not name.isidentifier():
             continue
         if isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)):
+            continue
+        if type(value).__module__.startswith(("_pytest", "pytest")):  # fixtures: monkeypatch, capsys
             continue
         shown.append([name, _value(name, value)])
         if len(shown) == _MAX_NAMES:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from fixloop.errors import FixloopError
 from fixloop.tools.base import FILE_PATH, EditingTool, ToolResult
-from fixloop.tools.code_placement import definitions
+from fixloop.tools.code_placement import definitions, parsed
 from fixloop.tools.code_reply import CodeBlock, apply_code_blocks
 from fixloop.tools.edit_file import refuse_test_edit
 from fixloop.tools.textfile import FileToolError, read_text, strip_code_fence
@@ -55,7 +55,7 @@ class ReplaceFunctionTool(EditingTool):
         code = textwrap.dedent(strip_code_fence(code, resolved).replace("\r\n", "\n"))
         wanted = name.strip().rsplit(".", 1)[-1]
         try:
-            tree = ast.parse(code)
+            code, tree = parsed(code)  # a method copied at its class's indentation is moved left
         except SyntaxError as error:
             raise FileToolError(
                 f"code is not valid Python (line {error.lineno}: {error.msg}); give the "
