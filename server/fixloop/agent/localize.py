@@ -115,7 +115,7 @@ def by_call_distance(
     calls = calls_of_failing_tests(root, failing)
     if not calls.direct:
         return list(suspects)
-    distance = call_distances(root, suspects, calls.direct)
+    distance = call_distances(root, suspects, calls.direct, calls.asserted)
     ranked: list[Suspect] = []
     rest = list(suspects)
     while rest:
@@ -130,18 +130,35 @@ def by_call_distance(
     return ranked
 
 
-def call_distances(root: Path, suspects: Sequence[Suspect], called: Collection[str]) -> dict[str, int]:
-    """For each suspect reached by name from the test: 1 when the test calls it, 2 when such a function
-    calls it, and so on (three levels)."""
+def call_distances(
+    root: Path, suspects: Sequence[Suspect], called: Collection[str], asserted: Collection[str] = ()
+) -> dict[str, int]:
+    """For each suspect reached by name from the test: 0 when the failing statement calls it, 1 when the
+    test does (a constructor, through its class's name, one more), then one more per call (four levels)."""
     bodies = _bodies(root, suspects)
     distance: dict[str, int] = {}
-    names = set(called)
-    for level in (1, 2, 3):
-        reached = [s for s in suspects if _id(s) not in distance and _named(s, names)]
+    frontier = {name: 1 for name in called} | {name: 0 for name in asserted}
+    for _level in range(4):
+        reached = []
+        for suspect in suspects:
+            far = _reach(suspect, frontier)
+            if _id(suspect) not in distance and far < FAR:
+                distance[_id(suspect)] = far
+                reached.append(suspect)
+        frontier = {}
         for suspect in reached:
-            distance[_id(suspect)] = level
-        names = set().union(*(bodies.get(_id(s), set()) for s in reached)) if reached else set()
+            for name in bodies.get(_id(suspect), ()):
+                frontier[name] = min(frontier.get(name, FAR), distance[_id(suspect)] + 1)
     return distance
+
+
+def _reach(suspect: Suspect, frontier: dict[str, int]) -> int:
+    """The distance of a call by name to the suspect: by its own name, or by its class's for __init__."""
+    parts = suspect.name.split(".")
+    far = frontier.get(parts[-1], FAR)
+    if parts[-1] == "__init__" and len(parts) > 1 and parts[-2] in frontier:
+        far = min(far, frontier[parts[-2]] + 1)
+    return far
 
 
 def _id(suspect: Suspect) -> str:
