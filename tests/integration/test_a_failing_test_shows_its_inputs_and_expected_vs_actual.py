@@ -24,11 +24,16 @@ FILES = {
         '    api_key = "sk-do-not-show"\n'
         '    text = "x" * 500 + "1"\n'
         "    helper = os.path.join\n"
-        "    assert True == is_word(text)\n"
+        "    assert True == is_word(text)\n\n\n"
+        "class TestWords:\n"
+        "    def test_digits(self):\n"
+        '        word = "abc1"\n'
+        "        assert is_word(word)\n"
     ),
 }
 PARAM_ID = "tests/test_words.py::test_is_word[-False]"
 LOCALS_ID = "tests/test_words.py::test_long_text"
+METHOD_ID = "tests/test_words.py::TestWords::test_digits"
 
 
 def _project(root: Path) -> Path:
@@ -41,7 +46,7 @@ def _project(root: Path) -> Path:
 async def test_the_failing_inputs_come_with_the_outcome_and_in_the_run_tests_report(tmp_path: Path) -> None:
     root = _project(tmp_path)
     runner = PytestRunner(root, command=(sys.executable, "-m", "pytest"), timeout=60)
-    run = await runner.run([PARAM_ID, LOCALS_ID])
+    run = await runner.run([PARAM_ID, LOCALS_ID, METHOD_ID])
 
     param = run.results[PARAM_ID].inputs
     assert param is not None
@@ -61,6 +66,10 @@ async def test_the_failing_inputs_come_with_the_outcome_and_in_the_run_tests_rep
     assert local.compare is not None  # `assert True == f(x)`: the literal is the expected value
     assert (local.compare.actual_expr, local.compare.expected) == ("is_word(text)", "True")
     assert "sk-do-not-show" not in repr(local)
+
+    method = run.results[METHOD_ID].inputs
+    assert method is not None and method.locals == (("word", "'abc1'"),)  # not `self`
+    assert method.line == "assert is_word(word)" and method.compare is None
 
     lines = failing_input_lines(param)
     assert lines == [

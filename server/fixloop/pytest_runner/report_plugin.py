@@ -283,7 +283,7 @@ def _values(named):
     shown = []
     for name, value in named.items():
         name = str(name)
-        if name.startswith(("__", "@")) or not name.isidentifier():
+        if name.startswith(("__", "@")) or not name.isidentifier() or name in ("self", "cls"):
             continue
         if isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)):
             continue
