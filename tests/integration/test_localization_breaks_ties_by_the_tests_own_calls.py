@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fixloop.agent.localize import find_suspects
+from fixloop.agent.localize import Suspect, find_suspects, module_names_read
 from fixloop.pytest_runner import PytestRunner
 from support import write_project
 
@@ -64,3 +64,20 @@ async def test_the_function_the_failing_assertion_calls_is_always_a_suspect(tmp_
     target = "tests/test_cart.py::test_total"
     assert await _suspects(root, target, 2, by_calls=False) == ["h1 0.71", "h2 0.71"]
     assert await _suspects(root, target, 2, by_calls=True) == ["h1 0.71", "Cart.total 0.58"]
+
+
+def test_the_module_level_names_a_suspect_reads_are_suspects_too(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "words",
+        {
+            "words.py": (
+                "import re\n\nPATTERN = re.compile(r'[a-z]+')\nLIMIT: int = 3\nUNUSED = 1\n\n\n"
+                "def words(text):\n    return PATTERN.findall(text)[:LIMIT]\n"
+            ),
+        },
+    )
+    reader = Suspect("words.py", "words", 8, 9, 0.71, 1, 1)
+    assert module_names_read(root, [reader]) == [
+        Suspect("words.py", "LIMIT", 4, 4, 0.71, 1, 1),
+        Suspect("words.py", "PATTERN", 3, 3, 0.71, 1, 1),
+    ]

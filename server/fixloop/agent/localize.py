@@ -6,7 +6,8 @@ once more with coverage.py recording each test's lines (a context per test), and
 under test is scored with Ochiai, ef / sqrt(F * (ef + ep)): ef and ep the failing and passing tests that run
 it, F all failing tests. A function only the failing tests reach ranks first. Ties and near-ties (scores
 within 0.05) go to the function nearer the failing test by calls (one the test calls directly first), and a
-function the failing assertion's expression calls is always among the suspects.
+function the failing assertion's expression calls is always among the suspects. `module_names_read` names the
+module-level assignments the suspects read, fix targets too.
 """
 
 from __future__ import annotations
@@ -272,3 +273,39 @@ def _score_file(
         score = failed / math.sqrt(len(failing) * (failed + passed))
         found.append(Suspect(rel, qualname(node, classes), def_start(node), last, score, failed, passed))
     return found
+
+
+def module_names_read(root: Path, suspects: Sequence[Suspect]) -> list[Suspect]:
+    """The module-level assignments (a constant, a compiled pattern, a table) the suspect functions read in
+    their own file, each as a suspect with its reader's score, best reader first: a bug there is fixed by
+    a code answer that carries the assignment."""
+    found: dict[tuple[str, str], Suspect] = {}
+    trees: dict[str, ast.Module | None] = {}
+    for suspect in suspects:
+        if suspect.path not in trees:
+            trees[suspect.path] = _parse(root / suspect.path)
+        tree = trees[suspect.path]
+        if tree is None:
+            continue
+        assigned = {name: node for node in tree.body for name in _assigned_names(node)}
+        reader = next((n for n, _c in walk_defs(tree) if def_start(n) == suspect.first), None)
+        if reader is None:
+            continue
+        read = {n.id for n in ast.walk(reader) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for name in sorted(read & set(assigned)):
+            node = assigned[name]
+            key = (suspect.path, name)
+            if key not in found:
+                last = node.end_lineno or node.lineno
+                found[key] = Suspect(
+                    suspect.path, name, node.lineno, last, suspect.score, suspect.failed, suspect.passed
+                )
+    return list(found.values())
+
+
+def _assigned_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, ast.Assign):
+        return [target.id for target in node.targets if isinstance(target, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        return [node.target.id]
+    return []
