@@ -270,7 +270,8 @@ def _splices(
         key = _key(node)
         old = top.get(key) if key else None
         named = [item for item in functions if item.node.name == node.name] if isinstance(node, _Def) else []
-        named = named if anywhere or len(named) == 1 else []
+        if not anywhere:  # as before the setting: the top-level function, else the one method of the name
+            named = [item for item in named if item.top_level] or (named if len(named) == 1 else [])
         if isinstance(node, ast.ClassDef) and isinstance(old, ast.ClassDef):
             more, more_notes = _class_splices(code_lines, node, lines, old)
             splices += more
