@@ -2,7 +2,9 @@
 
 No model: for each bench case whose failure ends in the test (an assertion), the buggy function (from the
 corpus: the mutated line, or the own project's known fix) is looked up in the Ochiai ranking and in the
-order of the code blocks the warm start shows without suspects. Prints one row per case and the totals.
+order of the code blocks the warm start shows without suspects. Prints one row per case and the totals:
+the plain ranking (SBFL) and the one whose near-ties go to the function nearer the test by calls, with
+the failing assertion's callee kept among the first five (SBFL + calls), from the same coverage run.
 
     python benchmarks/localization.py fixtures/bench/projects /work/bench-cases \
         --subset fixtures/bench/subsets/small-model.txt
@@ -18,13 +20,13 @@ import re
 import sys
 from pathlib import Path
 
-from fixloop.agent.localize import ends_in_test, find_suspects
+from fixloop.agent.localize import by_call_distance, ends_in_test, find_suspects
 from fixloop.agent.warm_start import build_warm_start
 from fixloop.agent.warm_start.source_file import qualname, walk_defs
 from fixloop.bench.cases import BenchCase, CaseCopy, find_cases, resolve_test_command, select
 from fixloop.pytest_runner import PytestRunner
 from fixloop.verify import record_baseline
-from fixloop.verify.baseline import target_outcomes
+from fixloop.verify.baseline import matches, target_outcomes
 
 REPO = Path(__file__).resolve().parent.parent
 HEADER = re.compile(r"^### (\S+) \(lines ([\d, -]+)\) ([\w.]+)", re.MULTILINE)
@@ -79,9 +81,13 @@ async def measure(case: BenchCase) -> dict[str, object] | None:
         code = plain.split("# The failing test")[0]
         shown = [f"{m.group(1)}::{m.group(3).rstrip(',')}" for m in HEADER.finditer(code)]
         row["warm_start_rank"] = shown.index(bug) + 1 if bug in shown else None
-        suspects, _run = await find_suspects(runner, root, case.failing_test_ids, limit=50)
+        suspects, run = await find_suspects(runner, root, case.failing_test_ids, limit=10_000, by_calls=False)
         ranked = [f"{s.path}::{s.name}" for s in suspects]
         row["sbfl_rank"] = ranked.index(bug) + 1 if bug in ranked else None
+        targets = case.failing_test_ids
+        failing_now = [o for t, o in run.results.items() if o.failing and any(matches(t, x) for x in targets)]
+        by_calls = [f"{s.path}::{s.name}" for s in by_call_distance(root, suspects, failing_now, 5)]
+        row["calls_rank"] = by_calls.index(bug) + 1 if bug in by_calls else None
         row["sbfl_top_score"] = round(suspects[0].score, 2) if suspects else None
         row["sbfl_bug_score"] = round(suspects[ranked.index(bug)].score, 2) if bug in ranked else None
         return row
@@ -104,7 +110,11 @@ async def main() -> None:
             rows.append(row)
             print(json.dumps(row), flush=True)
     asserting = [r for r in rows if r["ends_in_test"]]
-    for label, key in (("warm start (functions the test calls)", "warm_start_rank"), ("SBFL", "sbfl_rank")):
+    for label, key in (
+        ("warm start (functions the test calls)", "warm_start_rank"),
+        ("SBFL", "sbfl_rank"),
+        ("SBFL + calls", "calls_rank"),
+    ):
         first = sum(1 for r in asserting if r[key] == 1)
         top3 = sum(1 for r in asserting if r[key] is not None and r[key] <= 3)
         print(

@@ -36,6 +36,11 @@ def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ([PROJECTS, "--jobs", "0"], "--jobs must be at least 1, got 0"),
         ([PROJECTS, "--report", "out.txt"], "--report out.txt: name an .html or .md file"),
         ([PROJECTS, "--results", "empty"], "--results empty is not a file"),
+        ([PROJECTS, "--shard", "3/2"], "--shard 3/2: K must be between 1 and N"),
+        ([PROJECTS, "--shard", "half"], "--shard 'half': write K/N"),
+        ([PROJECTS, "--run-timeout", "0"], "--run-timeout must be a positive number of seconds, got 0"),
+        (["report"], "bench report: name the results files to merge"),
+        (["report", "nope.jsonl"], "bench report: nope.jsonl is not a file"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

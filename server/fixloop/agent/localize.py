@@ -4,7 +4,10 @@ When a failing test's traceback ends in the test itself (an assertion on a wrong
 in the code), the traceback says nothing about where the bug is. The targets' test modules are then run
 once more with coverage.py recording each test's lines (a context per test), and every function of the code
 under test is scored with Ochiai, ef / sqrt(F * (ef + ep)): ef and ep the failing and passing tests that run
-it, F all failing tests. A function only the failing tests reach ranks first.
+it, F all failing tests. A function only the failing tests reach ranks first. Ties and near-ties (scores
+within 0.05) go to the function nearer the failing test by calls (one the test calls directly first), and a
+function the failing assertion's expression calls is always among the suspects. `module_names_read` names the
+module-level assignments the suspects read, fix targets too.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import ast
 import math
 import tempfile
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +23,9 @@ from fixloop.agent.warm_start.source_file import def_start, qualname, walk_defs
 from fixloop.project import is_test_path
 from fixloop.pytest_runner import PytestRunner, TestOutcome, TestRun
 from fixloop.verify.baseline import matches
+
+NEAR_TIE = 0.05  # scores this close are a tie, broken by call distance from the failing test
+FAR = 99  # the call distance of a function the failing test does not reach by name
 
 
 @dataclass(frozen=True)
@@ -50,9 +56,10 @@ def ends_in_test(outcome: TestOutcome | None) -> bool:
 
 
 async def find_suspects(
-    runner: PytestRunner, root: Path, target_ids: Sequence[str], limit: int = 5
+    runner: PytestRunner, root: Path, target_ids: Sequence[str], limit: int = 5, *, by_calls: bool = True
 ) -> tuple[list[Suspect], TestRun]:
-    """Run the targets' test modules with line coverage per test; the top `limit` functions by Ochiai."""
+    """Run the targets' test modules with line coverage per test; the top `limit` functions by Ochiai,
+    near-ties broken by call distance from the failing tests and the assertion's callee kept (`by_calls`)."""
     modules = list(dict.fromkeys(target.split("::", 1)[0] for target in target_ids))
     folder = runner.scratch or Path(tempfile.gettempdir())
     folder.mkdir(parents=True, exist_ok=True)
@@ -66,7 +73,161 @@ async def find_suspects(
         }
         passing = {tid for tid, outcome in run.results.items() if outcome.outcome == "passed"}
         suspects = rank_functions(root, data_file, failing, passing) if data_file.exists() else []
+    if by_calls:
+        suspects = by_call_distance(root, suspects, [run.results[tid] for tid in failing], limit)
     return suspects[:limit], run
+
+
+@dataclass(frozen=True)
+class FailingTestCalls:
+    """The names the failing tests call: anywhere in their bodies, and in their failing statements."""
+
+    direct: frozenset[str] = frozenset()
+    asserted: frozenset[str] = frozenset()
+
+
+def calls_of_failing_tests(root: Path, failing: Sequence[TestOutcome]) -> FailingTestCalls:
+    """What the failing tests' own code calls, by simple name (`f(...)`, `obj.method(...)`, `Cls(...)`)."""
+    direct: set[str] = set()
+    asserted: set[str] = set()
+    trees: dict[str, ast.Module | None] = {}
+    for outcome in failing:
+        frame = next((f for f in reversed(outcome.frames) if is_test_path(f.path)), None)
+        if frame is None:
+            continue
+        if frame.path not in trees:
+            trees[frame.path] = _parse(root / frame.path)
+        tree = trees[frame.path]
+        test = _enclosing(tree, frame.line, frame.function) if tree is not None else None
+        if test is None:
+            continue
+        direct |= _called(test)
+        statement = _statement_at(test, frame.line)
+        if statement is not None:
+            asserted |= _called(statement)
+    return FailingTestCalls(frozenset(direct), frozenset(asserted))
+
+
+def by_call_distance(
+    root: Path, suspects: Sequence[Suspect], failing: Sequence[TestOutcome], limit: int
+) -> list[Suspect]:
+    """`suspects` (best first) with each run of near-tied scores ordered by call distance from the failing
+    tests, and the functions the failing assertion calls moved into the first `limit` when they are not."""
+    calls = calls_of_failing_tests(root, failing)
+    if not calls.direct:
+        return list(suspects)
+    distance = call_distances(root, suspects, calls.direct, calls.asserted)
+    ranked: list[Suspect] = []
+    rest = list(suspects)
+    while rest:
+        top = rest[0].score
+        tied = [s for s in rest if s.score >= top - NEAR_TIE - 1e-9]
+        rest = rest[len(tied) :]
+        ranked += sorted(tied, key=lambda s: distance.get(_id(s), FAR))
+    for suspect in [s for s in ranked if _named(s, calls.asserted)]:
+        at = ranked.index(suspect)
+        if at >= limit > 0:
+            ranked.insert(limit - 1, ranked.pop(at))
+    return ranked
+
+
+def call_distances(
+    root: Path, suspects: Sequence[Suspect], called: Collection[str], asserted: Collection[str] = ()
+) -> dict[str, int]:
+    """For each suspect reached by name from the test: 0 when the failing statement calls it, 1 when the
+    test does (a constructor, through its class's name, one more), then one more per call (four levels)."""
+    bodies = _bodies(root, suspects)
+    distance: dict[str, int] = {}
+    frontier = {name: 1 for name in called} | {name: 0 for name in asserted}
+    for _level in range(4):
+        reached = []
+        for suspect in suspects:
+            far = _reach(suspect, frontier)
+            if _id(suspect) not in distance and far < FAR:
+                distance[_id(suspect)] = far
+                reached.append(suspect)
+        frontier = {}
+        for suspect in reached:
+            for name in bodies.get(_id(suspect), ()):
+                frontier[name] = min(frontier.get(name, FAR), distance[_id(suspect)] + 1)
+    return distance
+
+
+def _reach(suspect: Suspect, frontier: dict[str, int]) -> int:
+    """The distance of a call by name to the suspect: by its own name, or by its class's for __init__."""
+    parts = suspect.name.split(".")
+    far = frontier.get(parts[-1], FAR)
+    if parts[-1] == "__init__" and len(parts) > 1 and parts[-2] in frontier:
+        far = min(far, frontier[parts[-2]] + 1)
+    return far
+
+
+def _id(suspect: Suspect) -> str:
+    return f"{suspect.path}::{suspect.name}:{suspect.first}"
+
+
+def _named(suspect: Suspect, names: Collection[str]) -> bool:
+    """Whether a call by one of `names` can land in the suspect: its own name, or its class for __init__."""
+    parts = suspect.name.split(".")
+    return parts[-1] in names or (parts[-1] == "__init__" and len(parts) > 1 and parts[-2] in names)
+
+
+def _bodies(root: Path, suspects: Sequence[Suspect]) -> dict[str, set[str]]:
+    """The names each suspect's own body calls."""
+    found: dict[str, set[str]] = {}
+    for path in {s.path for s in suspects}:
+        tree = _parse(root / path)
+        if tree is None:
+            continue
+        by_start = {def_start(node): node for node, _classes in walk_defs(tree)}
+        for suspect in (s for s in suspects if s.path == path):
+            node = by_start.get(suspect.first)
+            if node is not None:
+                found[_id(suspect)] = _called(node)
+    return found
+
+
+def _parse(path: Path) -> ast.Module | None:
+    try:
+        return ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+
+
+def _enclosing(tree: ast.Module, line: int, name: str) -> ast.AST | None:
+    """The test function called `name` around `line` (a method of a test class too)."""
+    best = None
+    for node, _classes in walk_defs(tree):
+        if node.name == name and node.lineno <= line <= (node.end_lineno or node.lineno):
+            best = node
+    return best
+
+
+def _statement_at(function: ast.AST, line: int) -> ast.stmt | None:
+    """The innermost statement of `function` holding `line` (the failing assert)."""
+    best = None
+    for node in _walk(function):
+        if isinstance(node, ast.stmt) and node is not function:
+            if node.lineno <= line <= (node.end_lineno or node.lineno):
+                best = node
+    return best
+
+
+def _walk(node: ast.AST) -> Iterator[ast.AST]:
+    for child in ast.iter_child_nodes(node):
+        yield child
+        yield from _walk(child)
+
+
+def _called(node: ast.AST) -> set[str]:
+    names = set()
+    for item in ast.walk(node):
+        if isinstance(item, ast.Call):
+            if isinstance(item.func, ast.Name):
+                names.add(item.func.id)
+            elif isinstance(item.func, ast.Attribute):
+                names.add(item.func.attr)
+    return names
 
 
 def rank_functions(
@@ -112,3 +273,39 @@ def _score_file(
         score = failed / math.sqrt(len(failing) * (failed + passed))
         found.append(Suspect(rel, qualname(node, classes), def_start(node), last, score, failed, passed))
     return found
+
+
+def module_names_read(root: Path, suspects: Sequence[Suspect]) -> list[Suspect]:
+    """The module-level assignments (a constant, a compiled pattern, a table) the suspect functions read in
+    their own file, each as a suspect with its reader's score, best reader first: a bug there is fixed by
+    a code answer that carries the assignment."""
+    found: dict[tuple[str, str], Suspect] = {}
+    trees: dict[str, ast.Module | None] = {}
+    for suspect in suspects:
+        if suspect.path not in trees:
+            trees[suspect.path] = _parse(root / suspect.path)
+        tree = trees[suspect.path]
+        if tree is None:
+            continue
+        assigned = {name: node for node in tree.body for name in _assigned_names(node)}
+        reader = next((n for n, _c in walk_defs(tree) if def_start(n) == suspect.first), None)
+        if reader is None:
+            continue
+        read = {n.id for n in ast.walk(reader) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for name in sorted(read & set(assigned)):
+            node = assigned[name]
+            key = (suspect.path, name)
+            if key not in found:
+                last = node.end_lineno or node.lineno
+                found[key] = Suspect(
+                    suspect.path, name, node.lineno, last, suspect.score, suspect.failed, suspect.passed
+                )
+    return list(found.values())
+
+
+def _assigned_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, ast.Assign):
+        return [target.id for target in node.targets if isinstance(target, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        return [node.target.id]
+    return []

@@ -9,6 +9,7 @@ from pathlib import Path
 from fixloop.bench.cases import BenchCase, find_cases, pick, select
 from fixloop.bench.modes import parse_modes
 from fixloop.bench.report import check_report_path
+from fixloop.bench.shards import in_shard, parse_shard
 from fixloop.bench.store import default_results_path
 from fixloop.bundled import bundled_case_folders
 from fixloop.errors import ConfigError
@@ -28,6 +29,8 @@ class BenchOptions:
     judge_test_timeout: float
     judge_timeout: float
     bundled: Path | None = None  # where the cases that ship with fixloop are, when no CASES_DIR was named
+    run_timeout: float = 300.0  # seconds one run may take, copy and setup included
+    shard: tuple[int, int] | None = None  # (K, N): this bench runs part K of N
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> BenchOptions:
@@ -38,6 +41,7 @@ class BenchOptions:
         for name, value in (
             ("--judge-test-timeout", args.judge_test_timeout),
             ("--judge-timeout", args.judge_timeout),
+            ("--run-timeout", args.run_timeout),
         ):
             if value <= 0:
                 raise ConfigError(f"{name} must be a positive number of seconds, got {value:g}")
@@ -46,7 +50,8 @@ class BenchOptions:
         check_report_path(args.report)
         modes = parse_modes(args.mode)
         folders = args.cases or bundled_case_folders()
-        cases = tuple(pick(select(find_cases(folders), args.subset), _names(args.case)))
+        shard = parse_shard(args.shard)
+        cases = tuple(in_shard(pick(select(find_cases(folders), args.subset), _names(args.case)), shard))
         return cls(
             cases,
             modes,
@@ -58,6 +63,8 @@ class BenchOptions:
             args.judge_test_timeout,
             args.judge_timeout,
             None if args.cases else folders[0].parent,
+            args.run_timeout,
+            shard,
         )
 
 
@@ -73,7 +80,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="CASES_DIR",
         help="a case folder (with case.json) or a folder of them (default: the fixture "
-        "projects and bench projects that ship with fixloop)",
+        "projects and bench projects that ship with fixloop); `report FILE…` instead merges results "
+        "files into one table",
     )
     parser.add_argument(
         "--case",
@@ -108,4 +116,17 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=600.0,
         help="seconds the judge's whole-suite run may take (default 600)",
+    )
+    parser.add_argument(
+        "--run-timeout",
+        type=float,
+        default=300.0,
+        help="seconds one run may take (copy and setup included); past it the run is stopped, its "
+        "processes killed, and it counts as not fixed (default 300)",
+    )
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only part K of N of the cases (split by a hash of each case's name, the same on every "
+        "machine); merge the parts' results files with `fixloop bench report FILE…`",
     )

@@ -14,9 +14,11 @@ from typing import Any
 
 from fixloop.bench.cases import BenchCase, CaseCopy, resolve_test_command
 from fixloop.bench.judge import Judge, Verdict
+from fixloop.bench.merge import is_report_command, run_report
 from fixloop.bench.mode_run import ModeRun
 from fixloop.bench.modes import mode
 from fixloop.bench.options import BenchOptions
+from fixloop.bench.provenance import Provenance, provenance
 from fixloop.bench.report import write_report
 from fixloop.bench.store import ResultsStore, RunRecord, run_key
 from fixloop.bench.table import bench_text
@@ -37,19 +39,36 @@ class Unit:
     repeat: int
 
 
-async def run_unit(unit: Unit, overrides: Mapping[str, Any], model: str, judge: Judge) -> RunRecord:
-    """Copy the case, run the mode on the copy, judge its diff; every failure becomes a status."""
-    case = unit.case
+@dataclass(frozen=True)
+class RunContext:
+    """What every run of one bench shares: the settings given, the model, the judge, the row's origin."""
+
+    overrides: Mapping[str, Any]
+    model: str
+    judge: Judge
+    origin: Provenance
+    run_timeout: float = 300.0
+
+
+async def run_unit(unit: Unit, context: RunContext) -> RunRecord:
+    """Copy the case, run the mode on the copy, judge its diff; every failure becomes a status. A run past
+    the run timeout is cancelled (its test processes killed, its copy removed) and counts as not fixed."""
+    case, judge = unit.case, context.judge
     baseline = await judge.baseline(case)  # once per case, before the run's clock starts
     started = time.monotonic()
+    stopped = ""
     if baseline.problem:
         outcome = ModeRun(False, "", error=f"the case cannot be judged: {baseline.problem}")
     else:
         try:
-            async with CaseCopy(case) as root:
-                command = list(resolve_test_command(case, root))
-                settings = load_settings(root, {**overrides, "testCommand": command})
-                outcome = await mode(unit.mode)(case, root, settings)
+            async with asyncio.timeout(context.run_timeout):
+                async with CaseCopy(case) as root:
+                    command = list(resolve_test_command(case, root))
+                    settings = load_settings(root, {**context.overrides, "testCommand": command})
+                    outcome = await mode(unit.mode)(case, root, settings)
+        except TimeoutError:
+            stopped = f"stopped at the run timeout ({context.run_timeout:g} s): not fixed in time"
+            outcome = ModeRun(False, "", summary=stopped)
         except FixloopError as error:
             outcome = ModeRun(False, "", error=error.message)
         except Exception as error:  # one broken run must not end the bench: it is an error row
@@ -57,11 +76,12 @@ async def run_unit(unit: Unit, overrides: Mapping[str, Any], model: str, judge: 
             outcome = ModeRun(False, "", error=f"internal error: {type(error).__name__}: {error}")
     wall = time.monotonic() - started
     try:
-        verdict = (
-            Verdict("error", outcome.error)
-            if outcome.error
-            else await judge.judge(case, outcome.diff, claimed=outcome.claimed)
-        )
+        if stopped:
+            verdict = Verdict("not_fixed", stopped)
+        elif outcome.error:
+            verdict = Verdict("error", outcome.error)
+        else:
+            verdict = await judge.judge(case, outcome.diff, claimed=outcome.claimed)
     except Exception as error:
         log.exception("judging %s in mode %s failed", case.name, unit.mode)
         verdict = Verdict("error", f"the judge failed: {type(error).__name__}: {error}")
@@ -69,7 +89,7 @@ async def run_unit(unit: Unit, overrides: Mapping[str, Any], model: str, judge: 
         case.name,
         unit.mode,
         unit.repeat,
-        model,
+        context.model,
         verdict.status,
         outcome.claimed,
         verdict.note,
@@ -86,6 +106,9 @@ async def run_unit(unit: Unit, overrides: Mapping[str, Any], model: str, judge: 
         outcome.diff[:20_000],
         case.kind,
         _edits_bug_file(case, outcome.diff),
+        commit=context.origin.commit,
+        model_id=context.origin.model_id,
+        machine=context.origin.machine,
     )
 
 
@@ -133,16 +156,18 @@ async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[Run
     print(
         f"bench: {len(options.cases)} case(s) x {len(options.modes)} mode(s) x {options.repeat} repeat(s) "
         f"= {len(units)} run(s), {options.jobs} at a time; results in {options.results}"
+        + (f"; shard {options.shard[0]}/{options.shard[1]}" if options.shard else "")
         + (f"; {skipped} finished before, skipped (--fresh runs them again)" if skipped else ""),
         flush=True,
     )
     judge = Judge(test_timeout=options.judge_test_timeout, run_timeout=options.judge_timeout)
+    context = RunContext(overrides, settings.model, judge, provenance(settings.model), options.run_timeout)
     slots = asyncio.Semaphore(options.jobs)
     new: dict[tuple[str, str, int, str], RunRecord] = {}
 
     async def one(unit: Unit) -> None:
         async with slots:
-            record = store.append(await run_unit(unit, overrides, settings.model, judge))
+            record = store.append(await run_unit(unit, context))
         new[record.key] = record
         print(_line(len(new), len(todo), record), flush=True)
 
@@ -161,6 +186,8 @@ async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[Run
 
 async def run_bench(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     """The `fixloop bench` command. Exit 0 when the bench ran (whatever the fix rate), 2 on bad input."""
+    if is_report_command(args):
+        return run_report(args)
     options = BenchOptions.from_args(args)
     records = await bench(options, overrides)
     print("\n" + bench_text(records, options.modes), flush=True)

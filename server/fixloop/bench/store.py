@@ -37,6 +37,9 @@ class RunRecord:
     kind: str = ""
     edited_bug_file: bool | None = None  # the diff touches one of the case's bug_files (None: none listed)
     finished: str = ""
+    commit: str = ""  # fixloop's git revision, or its version when not a checkout
+    model_id: str = ""  # the model's name; a local model's with its file's sha256 prefix
+    machine: str = ""  # cores, memory, CPU model
 
     @property
     def key(self) -> tuple[str, str, int, str]:

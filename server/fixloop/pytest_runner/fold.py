@@ -11,6 +11,7 @@ from typing import Any
 
 from fixloop.errors import TestRunError
 from fixloop.project import outside_sources
+from fixloop.pytest_runner.failing_inputs import FailingInputs, inputs_from_record
 from fixloop.pytest_runner.pytest_output import (
     MESSAGE_CAP,
     NAMES_EXCEPTION,
@@ -151,7 +152,17 @@ class ReportFold:
             frames=frames,
             duration=state["duration"],
             when=state["when"],
+            inputs=self._inputs(frames_record) if state["outcome"] == "failed" else None,
         )
+
+    def _inputs(self, frames_record: dict[str, Any] | None) -> FailingInputs | None:
+        raw = (frames_record or {}).get("inputs")
+        if not isinstance(raw, dict):
+            return None
+        filename = str(raw.get("path") or "")
+        if filename and self._secret(filename):
+            return None
+        return inputs_from_record(raw, self.relative(filename) or Path(filename).name)
 
     def _collect_outcome(self, test_id: str, error_id: str, record: dict[str, Any]) -> TestOutcome:
         frames = self._frames(self.frames.get((error_id, "collect")), record)

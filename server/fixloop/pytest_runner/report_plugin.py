@@ -5,12 +5,17 @@ must not import fixloop: the project's interpreter may not have it. Lines are wr
 run killed on timeout still tells which tests finished and which one was running.
 """
 
+import ast
 import faulthandler
 import json
+import linecache
 import os
+import re
+import reprlib
 import signal
 import sys
 import traceback
+import types
 
 import pytest
 
@@ -23,6 +28,11 @@ _stack_file = None
 _is_worker = False  # a pytest-xdist worker: the controller reports its tests, the worker only frames
 _SHADOW_SITE = "fixloop_shadow_site"  # the runner's startup hook in shadow runs (see shadow_site.py)
 RANDOMLY_SEED = 1  # pytest-randomly: one fixed seed, so the baseline and the gate see the same run
+_MAX_VALUE = 200  # a value's repr is cut here, as pytest's --showlocals does
+_MAX_NAMES = 8
+_SECRET_NAME = re.compile(r"key|token|passw|secret|credential|authoriz|cookie", re.IGNORECASE)
+_HIDDEN = "<hidden>"
+_compared = None  # the last failing comparison of an assert: (op, left, right), from pytest's hook
 
 
 def _emit(record):
@@ -134,6 +144,8 @@ def pytest_collectreport(report):
 
 
 def pytest_runtest_logstart(nodeid, location):
+    global _compared
+    _compared = None
     if _is_worker:
         return
     _emit({"kind": "start", "nodeid": nodeid})
@@ -175,16 +187,137 @@ def pytest_exception_interact(node, call, report):
         exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
         tb = exc.__traceback__ if exc is not None else None
     frames = chain[0] if chain else []
-    _emit(
-        {
-            "kind": "frames",
-            "nodeid": getattr(node, "nodeid", ""),
-            "when": getattr(call, "when", ""),
-            "exc_type": getattr(excinfo, "typename", ""),
-            "frames": frames,
-            "causes": chain[1:],
-        }
-    )
+    record = {
+        "kind": "frames",
+        "nodeid": getattr(node, "nodeid", ""),
+        "when": getattr(call, "when", ""),
+        "exc_type": getattr(excinfo, "typename", ""),
+        "frames": frames,
+        "causes": chain[1:],
+    }
+    if record["when"] == "call":
+        try:
+            record["inputs"] = _failing_inputs(node, excinfo)
+        except Exception:  # what failed is extra: never let it break the report
+            pass
+    _emit(record)
+
+
+def pytest_assertrepr_compare(config, op, left, right):
+    """Called by pytest's assertion rewriting with the values of a failing comparison: kept, not shown."""
+    global _compared
+    _compared = (op, left, right)
+    return None
+
+
+def _failing_inputs(node, excinfo):
+    """What an engineer looks at first: the failing call's arguments (parametrize values, else the test
+    frame's locals at the failing line), the failing line, and expected vs actual of a comparison."""
+    frame, lineno = _test_frame(node, excinfo.tb)
+    callspec = getattr(node, "callspec", None)
+    params = dict(getattr(callspec, "params", None) or {})
+    inputs = {"params": _values(params), "locals": []}
+    if frame is not None:
+        if not params:
+            inputs["locals"] = _values(frame.f_locals)
+        line = linecache.getline(frame.f_code.co_filename, lineno).strip()
+        inputs.update(path=frame.f_code.co_filename, line_number=lineno, line=_cut(line))
+        compare = _comparison(line, excinfo)
+        if compare is not None:
+            inputs["compare"] = compare
+    return inputs
+
+
+def _test_frame(node, tb):
+    """The test function's frame in the traceback and its failing line (the innermost in the test file)."""
+    function = getattr(node, "function", None) or getattr(node, "obj", None)
+    code = getattr(function, "__code__", None)
+    path = str(getattr(node, "path", "") or getattr(node, "fspath", ""))
+    found = (None, 0)
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code is code or (found[0] is None and frame.f_code.co_filename == path):
+            found = (frame, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def _comparison(line, excinfo):
+    if _compared is None or not isinstance(excinfo.value, AssertionError):
+        return None
+    op, left, right = _compared
+    left_text, right_text = _operands(line)
+    if _is_expected(left_text) and not _is_expected(right_text):  # assert 3 == f(x): the left is expected
+        left, right, left_text, right_text = right, left, right_text, left_text
+    return {
+        "op": str(op),
+        "actual": _value(left_text, left),
+        "expected": _value(right_text, right),
+        "actual_expr": _cut(left_text),
+        "expected_expr": _cut(right_text),
+    }
+
+
+def _operands(line):
+    try:
+        statement = ast.parse(line.strip()).body[0]
+    except (SyntaxError, IndexError, ValueError):
+        return "", ""
+    test = getattr(statement, "test", None)
+    if isinstance(test, ast.Compare) and len(test.comparators) == 1:
+        return ast.unparse(test.left), ast.unparse(test.comparators[0])
+    return "", ""
+
+
+def _is_expected(text):
+    if re.search(r"\b(expected|want|wanted)\w*", text):
+        return True
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return bool(text)
+
+
+def _values(named):
+    shown = []
+    for name, value in named.items():
+        name = str(name)
+        if name.startswith(("__", "@")) or not name.isidentifier() or name in ("self", "cls"):
+            continue
+        if isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)):
+            continue
+        if type(value).__module__.startswith(("_pytest", "pytest")):  # fixtures: monkeypatch, capsys
+            continue
+        shown.append([name, _value(name, value)])
+        if len(shown) == _MAX_NAMES:
+            break
+    return shown
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring, _REPR.maxother = 4 * _MAX_VALUE, 4 * _MAX_VALUE  # then cut with a marker by _cut
+_REPR.maxlist, _REPR.maxtuple, _REPR.maxdict, _REPR.maxset, _REPR.maxlevel = 20, 20, 12, 20, 4
+
+
+def _value(name, value):
+    if name and _SECRET_NAME.search(name):
+        return _HIDDEN
+    if isinstance(value, dict) and any(_SECRET_NAME.search(str(key)) for key in value):
+        value = {key: _HIDDEN if _SECRET_NAME.search(str(key)) else item for key, item in value.items()}
+    try:
+        text = _REPR.repr(value)
+    except Exception as error:  # a broken __repr__
+        text = f"<repr failed: {type(error).__name__}>"
+    if isinstance(value, (str, bytes)) and len(text) > _MAX_VALUE:
+        return text[:_MAX_VALUE] + f"...[cut: {len(value)} chars in all]"
+    return _cut(text)
+
+
+def _cut(text):
+    if len(text) <= _MAX_VALUE:
+        return text
+    return text[:_MAX_VALUE] + "...[cut]"
 
 
 def pytest_runtest_logfinish(nodeid, location):

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from fixloop.pytest_runner.failing_inputs import FailingInputs
+
 Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
 Phase = Literal["setup", "call", "teardown", "collect"]
 FAILING_OUTCOMES = ("failed", "error")
@@ -35,6 +37,7 @@ class TestOutcome:
     frames: tuple[Frame, ...] = ()  # project frames only, outermost first
     duration: float = 0.0
     when: Phase = "call"
+    inputs: FailingInputs | None = None  # a failed call's arguments, failing line and expected vs actual
 
     @property
     def failing(self) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from fixloop.tools.code_placement import Definition, PlacementHints, choose, definitions, parsed
 from fixloop.tools.fences import PATH_LINE, fence_language, reopens
 from fixloop.tools.textfile import GUTTER
 
@@ -32,6 +33,7 @@ class ReplyEdit:
     files: dict[str, str] = field(default_factory=dict)  # changed files only: path -> new text
     applied: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()  # which of several definitions of one name was replaced, and why
 
 
 @dataclass(frozen=True)
@@ -108,21 +110,27 @@ def apply_code_reply(reply: str, files: Mapping[str, str]) -> ReplyEdit:
     return apply_code_blocks(blocks, files)
 
 
-def apply_code_blocks(blocks: Sequence[CodeBlock], files: Mapping[str, str]) -> ReplyEdit:
+def apply_code_blocks(
+    blocks: Sequence[CodeBlock], files: Mapping[str, str], hints: PlacementHints | None = None
+) -> ReplyEdit:
     """Each block's functions, methods, classes and module constants replace those of the same name in
-    its file (the one it names, else the one defining most of its names); new functions and imports are
-    added; everything else in the file stays byte for byte. Files outside `files` are never touched."""
+    its file (the one it names, else the one defining most of its names), wherever they are defined (a
+    nested function or a method is replaced in place, re-indented; several of one name are told apart by
+    `hints`); new functions and imports are added; everything else in the file stays byte for byte. A
+    block written at a class's indentation is moved left first. Files outside `files` are never touched."""
     texts = dict(files)
     applied: list[str] = []
     problems: list[str] = []
+    choices: list[str] = []
+    anywhere = hints is None or hints.anywhere
     for number, block in enumerate(blocks, start=1):
         where = f"block {number}" if len(blocks) > 1 else "the code block"
         try:
-            tree = ast.parse(block.code)
+            code, tree = parsed(block.code) if anywhere else (block.code, ast.parse(block.code))
         except SyntaxError as error:
             problems.append(f"{where} is not valid Python (line {error.lineno}: {error.msg})")
             continue
-        path = _target(block, tree, texts)
+        path = _target(block, tree, texts, anywhere)
         if path is None:
             names = ", ".join(_names(tree)) or "no function"
             problems.append(f"{where} ({names}) matches no function of the files shown")
@@ -132,15 +140,22 @@ def apply_code_blocks(blocks: Sequence[CodeBlock], files: Mapping[str, str]) -> 
         except SyntaxError:
             problems.append(f"{path} does not parse, so {where} cannot be placed in it")
             continue
-        splices, notes = _splices(block.code, tree, texts[path], target)
+        splices, notes, chosen = _splices(code, tree, texts[path], target, _Where(path, hints))
         new_text = _splice(texts[path], splices)
         if new_text == texts[path]:
             problems.append(f"{where} changes nothing in {path}")
             continue
         texts[path] = new_text
         applied.extend(f"{path}: {note}" for note in notes)
+        choices.extend(f"{path}: {note}" for note in chosen)
     changed = {path: text for path, text in texts.items() if text != files.get(path)}
-    return ReplyEdit(changed, tuple(applied), tuple(problems))
+    return ReplyEdit(changed, tuple(applied), tuple(problems), tuple(choices))
+
+
+@dataclass(frozen=True)
+class _Where:
+    path: str
+    hints: PlacementHints | None
 
 
 # -- which file a block belongs to ------------------------------------------------------------------
@@ -154,27 +169,34 @@ def _names(tree: ast.Module) -> list[str]:
     return names
 
 
-def _defined(tree: ast.Module) -> set[str]:
-    """Top-level names and Class.method names a module defines."""
+def _defined(tree: ast.Module, anywhere: bool = True) -> set[str]:
+    """The names a module defines: its functions at any depth (also as Class.method), its top-level classes
+    and module-level assignments (`anywhere` off: top-level functions and classes' own methods only)."""
     names = set()
     for node in tree.body:
-        if isinstance(node, _Def):
+        if isinstance(node, ast.ClassDef):
             names.add(node.name)
-        elif isinstance(node, ast.ClassDef):
-            names.add(node.name)
-            names.update(f"{node.name}.{item.name}" for item in node.body if isinstance(item, _Def))
-            names.update(item.name for item in node.body if isinstance(item, _Def))
+        elif _assigned(node) and anywhere:
+            names.add(f"={_assigned(node)}")
+    for found in definitions(tree):
+        if anywhere or _shallow(found):
+            names.update((found.node.name, found.qualname))
     return names
 
 
-def _target(block: CodeBlock, tree: ast.Module, texts: Mapping[str, str]) -> str | None:
+def _shallow(found: Definition) -> bool:
+    """A top-level function or a method of a top-level class."""
+    return found.top_level or (found.shown == found.qualname and found.shown.count(".") == 1)
+
+
+def _target(block: CodeBlock, tree: ast.Module, texts: Mapping[str, str], anywhere: bool) -> str | None:
     """The file the block belongs to: the one it names, unless that file defines none of the block's names
     and another does (small models copy a path from the prompt's example); else the one defining most."""
-    wanted = _defined(tree)
+    wanted = _defined(tree, anywhere)
     scores: dict[str, int] = {}
     for path, text in texts.items():
         try:
-            scores[path] = len(wanted & _defined(ast.parse(text)))
+            scores[path] = len(wanted & _defined(ast.parse(text), anywhere))
         except SyntaxError:
             continue
     best = max(scores, key=lambda path: scores[path], default=None)
@@ -229,23 +251,25 @@ def _key(node: ast.stmt) -> str | None:
     return f"={name}" if name else None
 
 
-def _splices(code: str, tree: ast.Module, text: str, target: ast.Module) -> tuple[list[_Splice], list[str]]:
+def _splices(
+    code: str, tree: ast.Module, text: str, target: ast.Module, where: _Where
+) -> tuple[list[_Splice], list[str], list[str]]:
     code_lines = (code if code.endswith("\n") else code + "\n").splitlines(True)
     lines = text.splitlines(True)
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    top = {_key(node): node for node in target.body if _key(node)}
-    methods: dict[str, list[tuple[ast.ClassDef, _Def]]] = {}
-    for cls in target.body:
-        if isinstance(cls, ast.ClassDef):
-            for item in cls.body:
-                if isinstance(item, _Def):
-                    methods.setdefault(item.name, []).append((cls, item))
+    top = {_key(node): node for node in target.body if _key(node) and not isinstance(node, _Def)}
+    anywhere = where.hints is None or where.hints.anywhere
+    functions = [found for found in definitions(target) if anywhere or _shallow(found)]
     splices: list[_Splice] = []
     notes: list[str] = []
+    chosen: list[str] = []
     end_of_file = len(lines)
     for node in tree.body:
         key = _key(node)
         old = top.get(key) if key else None
+        named = [item for item in functions if item.node.name == node.name] if isinstance(node, _Def) else []
+        if not anywhere:  # as before the setting: the top-level function, else the one method of the name
+            named = [item for item in named if item.top_level] or (named if len(named) == 1 else [])
         if isinstance(node, ast.ClassDef) and isinstance(old, ast.ClassDef):
             more, more_notes = _class_splices(code_lines, node, lines, old)
             splices += more
@@ -253,10 +277,11 @@ def _splices(code: str, tree: ast.Module, text: str, target: ast.Module) -> tupl
         elif old is not None:
             splices.append(_Splice(*_span(old), _source(code_lines, node, _indent(lines, old))))
             notes.append(f"replaced {_kind(node)} {_label(node)}")
-        elif isinstance(node, _Def) and len(methods.get(node.name, ())) == 1:
-            cls, method = methods[node.name][0]
-            splices.append(_Splice(*_span(method), _source(code_lines, node, _indent(lines, method))))
-            notes.append(f"replaced method {cls.name}.{node.name}")
+        elif isinstance(node, _Def) and named:
+            found, choice = choose(node, named, where.path, where.hints)
+            splices.append(_Splice(*_span(found.node), _source(code_lines, node, _indent(lines, found.node))))
+            notes.append(f"replaced {_place(found)} {found.shown}")
+            chosen += [choice] if choice else []
         elif isinstance(node, _Def | ast.ClassDef):
             body = _source(code_lines, node, "")
             splices.append(_Splice(end_of_file, end_of_file, ("\n", "\n", *body), order=len(splices)))
@@ -265,13 +290,20 @@ def _splices(code: str, tree: ast.Module, text: str, target: ast.Module) -> tupl
             at = _import_line(target)
             splices.append(_Splice(at, at, _source(code_lines, node, ""), order=len(splices)))
             notes.append(f"added {ast.unparse(node)}")
-    return [_newlines(splice, newline) for splice in _without_overlaps(splices)], notes
+    return [_newlines(splice, newline) for splice in _without_overlaps(splices)], notes, chosen
+
+
+def _place(found: Definition) -> str:
+    if found.top_level:
+        return "function"
+    return "method" if found.shown == found.qualname else "nested function"
 
 
 def _class_splices(
     code_lines: list[str], new: ast.ClassDef, lines: list[str], old: ast.ClassDef
 ) -> tuple[list[_Splice], list[str]]:
-    members = {_key(item): item for item in old.body if _key(item)}
+    members = {_key(item): item for item in old.body if _key(item) and not isinstance(item, _Def)}
+    methods = [found for found in definitions(ast.Module([old], [])) if found.shown.count(".") == 1]
     body_indent = _indent(lines, old.body[0]) if old.body else _indent(lines, old) + "    "
     splices, notes = [], []
     end = _span(old)[1]
@@ -280,6 +312,9 @@ def _class_splices(
         if key is None:
             continue
         current = members.get(key)
+        same_name = [found for found in methods if isinstance(item, _Def) and found.node.name == item.name]
+        if same_name and isinstance(item, _Def):
+            current = choose(item, same_name, "", None)[0].node
         if current is not None:
             splices.append(_Splice(*_span(current), _source(code_lines, item, _indent(lines, current))))
             notes.append(f"replaced {_kind(item)} {new.name}.{_label(item)}")

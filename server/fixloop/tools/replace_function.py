@@ -7,7 +7,9 @@ import textwrap
 from pathlib import Path
 from typing import Any, ClassVar
 
+from fixloop.errors import FixloopError
 from fixloop.tools.base import FILE_PATH, EditingTool, ToolResult
+from fixloop.tools.code_placement import definitions, parsed
 from fixloop.tools.code_reply import CodeBlock, apply_code_blocks
 from fixloop.tools.edit_file import refuse_test_edit
 from fixloop.tools.textfile import FileToolError, read_text, strip_code_fence
@@ -34,14 +36,51 @@ class ReplaceFunctionTool(EditingTool):
     }
 
     async def run(self, path: str, name: str, code: str) -> ToolResult:
-        resolved = self.workspace.resolve_file(path, must_exist=True)
+        resolved = self.workspace.resolve_file(path, must_exist=False)
+        note = ""
+        if not resolved.exists() or not self._defines(resolved, name):
+            # Small models guess folders ("src/x.py"): when exactly one project file defines the function
+            # (one of that file name first, else any code file), that is the file they mean.
+            found = self._one_file_defining(name, resolved.name)
+            if found is not None:
+                note = (
+                    f"note: '{path}' does not define {name.strip()}; replaced it in "
+                    f"'{self.workspace.relative(found)}', the one project file that does\n"
+                )
+                resolved = found
+        resolved = self.workspace.resolve_file(self.workspace.relative(resolved), must_exist=True)
         rel = self.workspace.relative(resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)
         current = read_text(resolved, rel)
         new_text, applied = replaced_function(current.text, rel, name, code)
         resolved.write_bytes(current.encode(new_text))
         self.workspace.changed()
-        return ToolResult(f"{rel}: " + "; ".join(note.split(": ", 1)[-1] for note in applied))
+        done = "; ".join(line.split(": ", 1)[-1] for line in applied)
+        return ToolResult(f"{note}{rel}: {done}")
+
+    def _defines(self, path: Path, name: str) -> bool:
+        """Whether the file defines the function `name` (Class.method: that class's method) at any depth."""
+        try:
+            tree = ast.parse(read_text(path, self.workspace.relative(path)).text)
+        except (FixloopError, SyntaxError, ValueError):
+            return False
+        wanted = name.strip()
+        return any(wanted in (found.qualname, found.shown, found.node.name) for found in definitions(tree))
+
+    def _one_file_defining(self, name: str, file_name: str) -> Path | None:
+        """The single project file named `file_name` defining `name`, else the single non-test .py file."""
+        for pattern in (file_name, "*.py"):
+            matches = []
+            for rel in self.workspace.list_files(pattern=pattern):
+                if not rel.endswith(".py") or self.workspace.is_test_file(rel):
+                    continue
+                if pattern != "*.py" and rel.rsplit("/", 1)[-1] != file_name:
+                    continue
+                if self._defines(self.workspace.root / rel, name):
+                    matches.append(self.workspace.root / rel)
+            if matches:
+                return matches[0] if len(matches) == 1 else None
+        return None
 
 
 def replaced_function(text: str, rel: str, name: str, code: str) -> tuple[str, tuple[str, ...]]:
@@ -50,7 +89,7 @@ def replaced_function(text: str, rel: str, name: str, code: str) -> tuple[str, t
     code = textwrap.dedent(strip_code_fence(code, Path(rel)).replace("\r\n", "\n"))
     wanted = name.strip().rsplit(".", 1)[-1]
     try:
-        tree = ast.parse(code)
+        code, tree = parsed(code)  # a method copied at its class's indentation is moved left
     except SyntaxError as error:
         raise FileToolError(
             f"code is not valid Python (line {error.lineno}: {error.msg}); give the "

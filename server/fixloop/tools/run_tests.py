@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from fixloop.pytest_runner.failing_inputs import failing_input_lines
 from fixloop.pytest_runner.results import TestOutcome, TestRun, TestRunner
 from fixloop.tools.base import Tool, ToolResult
 from fixloop.tools.node_ids import checked_test_ids
@@ -49,8 +50,10 @@ class RunTestsTool(Tool):
         default_test_ids: Sequence[str] = (),
         workspace: Workspace | None = None,
         baseline: TestRun | None = None,
+        show_inputs: bool = True,
     ) -> None:
         self.runner = runner
+        self.show_inputs = show_inputs  # the failingInputs setting
         self.default_test_ids = tuple(default_test_ids)
         self.workspace = workspace
         # (ids, workspace generation) -> the report: a run of unchanged files is not repeated. A baseline
@@ -77,11 +80,12 @@ class RunTestsTool(Tool):
         return ToolResult(report)
 
     def _format(self, run: TestRun) -> str:
-        return format_test_run(run, self.runner.timeout)
+        return format_test_run(run, self.runner.timeout, show_inputs=self.show_inputs)
 
 
-def format_test_run(run: TestRun, timeout: float | None = None) -> str:
-    """A TestRun as compact text: summary line, then each failing test's message, location and traceback."""
+def format_test_run(run: TestRun, timeout: float | None = None, *, show_inputs: bool = True) -> str:
+    """A TestRun as compact text: summary line, then each failing test's message, location, failing inputs
+    (`show_inputs`) and traceback."""
     lines: list[str] = []
     if run.timed_out:
         seconds = timeout if timeout is not None else run.duration
@@ -97,7 +101,7 @@ def format_test_run(run: TestRun, timeout: float | None = None) -> str:
     lines.append(summary)
     lines += [f"collection error: {error}" for error in run.errors]
     for outcome in failing[:MAX_DETAILED]:
-        lines += ["", *_failure(outcome)]
+        lines += ["", *_failure(outcome, show_inputs)]
     if len(failing) > MAX_DETAILED:
         rest = failing[MAX_DETAILED:]
         lines += [
@@ -124,7 +128,7 @@ def _summary(results: Mapping[str, TestOutcome], errors: Sequence[str], duration
     return (", ".join(parts) or "no tests ran") + f" in {duration:.2f}s"
 
 
-def _failure(outcome: TestOutcome) -> list[str]:
+def _failure(outcome: TestOutcome, show_inputs: bool = True) -> list[str]:
     label = "FAILED" if outcome.outcome == "failed" else "ERROR"
     when = outcome.when
     phase = f" (in {when})" if outcome.outcome == "error" and when and when != "call" else ""
@@ -133,6 +137,7 @@ def _failure(outcome: TestOutcome) -> list[str]:
         lines.append(f"  {outcome.message}")
     if outcome.location:
         lines.append(f"  at {outcome.location}")
+    lines += failing_input_lines(outcome.inputs) if show_inputs else []
     traceback = outcome.traceback.rstrip()
     if traceback:
         tb_lines = traceback.splitlines()

@@ -1,0 +1,88 @@
+"""`fixloop bench --run-timeout S` stops a run that goes past S seconds: its test processes are killed, it
+counts as not fixed with the reason, and the bench goes on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from scripted_model import ScriptedModelServer
+from support import write_project
+
+MARK = "sleeps_when_asked_4c1d"
+SLOW_TEST = (
+    "import os\nimport time\n\n\n"
+    f"def test_{MARK}():\n"
+    "    if os.path.exists('go.txt'):\n"
+    "        time.sleep(120)\n"
+)
+# The model writes go.txt, then runs the test that then sleeps far past the run timeout.
+TURN = {
+    "content": "checking the slow test.",
+    "tool_calls": [
+        {"name": "write_file", "arguments": {"path": "go.txt", "content": "go\n"}},
+        {"name": "run_tests", "arguments": {"test_ids": [f"tests/test_slow.py::test_{MARK}"]}},
+    ],
+}
+
+
+def _processes_with(mark: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if mark in command:
+                found.append(f"{entry.name}: {command}")
+    return found
+
+
+def test_a_run_past_the_run_timeout_is_stopped_and_counts_as_not_fixed(tmp_path: Path):
+    write_project(
+        tmp_path / "cases" / "slow",
+        {
+            "case.json": '{"failing_test_ids": ["tests/test_calc.py::test_add"]}',
+            "calc.py": "def add(a, b):\n    return a - b\n",
+            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+            "tests/test_slow.py": SLOW_TEST,
+        },
+    )
+    server = ScriptedModelServer([TURN] * 5)
+    server.start()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
+    env.update(
+        FIXLOOP_BASE_URL=server.base_url,
+        FIXLOOP_MODEL="scripted",
+        FIXLOOP_API_KEY="none",
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+    )
+    results = tmp_path / "results.jsonl"
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [
+                sys.executable, "-m", "fixloop", "bench", str(tmp_path / "cases"),
+                "--results", str(results), "--run-timeout", "8", "--test-timeout", "200",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=200,
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert time.monotonic() - started < 100  # far less than the 120 s the test sleeps
+    [row] = [json.loads(line) for line in results.read_text().splitlines()]
+    assert row["status"] == "not_fixed"
+    assert row["note"] == "stopped at the run timeout (8 s): not fixed in time"
+    assert 8 <= row["wall_seconds"] < 40
+    assert "slow react#1: not_fixed" in done.stdout
+    assert _processes_with(MARK) == []  # the sleeping test was killed with the run

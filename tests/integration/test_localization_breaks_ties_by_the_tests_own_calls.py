@@ -1,0 +1,83 @@
+"""Localization uses the failing test's own calls: a near-tie in the spectrum ranking goes to the function the
+test calls directly, and the function the failing assertion calls is always among the suspects."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from fixloop.agent.localize import Suspect, find_suspects, module_names_read
+from fixloop.pytest_runner import PytestRunner
+from support import write_project
+
+PYPROJECT = '[tool.pytest.ini_options]\npythonpath = ["."]\n'
+
+
+async def _suspects(root: Path, target: str, limit: int, by_calls: bool) -> list[str]:
+    runner = PytestRunner(root, (sys.executable, "-m", "pytest"), 60, scratch=root.parent / "scratch")
+    suspects, _run = await find_suspects(runner, root, [target], limit, by_calls=by_calls)
+    return [f"{suspect.name} {suspect.score:.2f}" for suspect in suspects]
+
+
+async def test_a_tie_goes_to_the_function_the_test_calls_directly(tmp_path: Path) -> None:
+    # helper runs only through price: both are run by the failing test and one passing test (0.71 each);
+    # the plain order puts the smaller helper first, the test calls price.
+    root = write_project(
+        tmp_path / "tie",
+        {
+            "pyproject.toml": PYPROJECT,
+            "lib/__init__.py": "",
+            "lib/aaa.py": "def helper(x):\n    return x + 1\n",
+            "lib/zzz.py": (
+                "from lib.aaa import helper\n\n\ndef price(x):\n"
+                '    """The price."""\n    value = helper(x)\n    return value * 2\n'
+            ),
+            "tests/test_price.py": (
+                "from lib.zzz import price\n\n\ndef test_price():\n    assert price(1) == 6\n\n\n"
+                "def test_price_of_nothing():\n    assert price(-1) == 0\n"
+            ),
+        },
+    )
+    target = "tests/test_price.py::test_price"
+    assert await _suspects(root, target, 5, by_calls=False) == ["helper 0.71", "price 0.71"]
+    assert await _suspects(root, target, 5, by_calls=True) == ["price 0.71", "helper 0.71"]
+
+
+async def test_the_function_the_failing_assertion_calls_is_always_a_suspect(tmp_path: Path) -> None:
+    # two helpers tie at 0.71; Cart.total, run by the passing tests too, scores 0.58 and would be cut
+    root = write_project(
+        tmp_path / "cart",
+        {
+            "pyproject.toml": PYPROJECT,
+            "cart.py": (
+                "def h1(x):\n    return x\n\n\ndef h2(x):\n    return x\n\n\n"
+                "class Cart:\n    def total(self, x):\n        return x * 2\n"
+            ),
+            "tests/test_cart.py": (
+                "from cart import Cart, h1, h2\n\n\n"
+                "def test_total():\n    h1(1)\n    h2(1)\n    assert Cart().total(3) == 9\n\n\n"
+                "def test_one():\n    h1(2)\n    assert Cart().total(0) == 0\n\n\n"
+                "def test_two():\n    h2(2)\n    assert Cart().total(0) == 0\n"
+            ),
+        },
+    )
+    target = "tests/test_cart.py::test_total"
+    assert await _suspects(root, target, 2, by_calls=False) == ["h1 0.71", "h2 0.71"]
+    assert await _suspects(root, target, 2, by_calls=True) == ["h1 0.71", "Cart.total 0.58"]
+
+
+def test_the_module_level_names_a_suspect_reads_are_suspects_too(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "words",
+        {
+            "words.py": (
+                "import re\n\nPATTERN = re.compile(r'[a-z]+')\nLIMIT: int = 3\nUNUSED = 1\n\n\n"
+                "def words(text):\n    return PATTERN.findall(text)[:LIMIT]\n"
+            ),
+        },
+    )
+    reader = Suspect("words.py", "words", 8, 9, 0.71, 1, 1)
+    assert module_names_read(root, [reader]) == [
+        Suspect("words.py", "LIMIT", 4, 4, 0.71, 1, 1),
+        Suspect("words.py", "PATTERN", 3, 3, 0.71, 1, 1),
+    ]
