@@ -9,11 +9,11 @@
 // machine builds them all; the universal one bundles no Python and runs the fixloop installed in the
 // interpreter (fixloop.serverPython or the selected one).
 //   FIXLOOP_BUNDLE_PYTHON=/path/to/python3.11+   the interpreter that runs pip (default: python3)
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const node = process.execPath;
@@ -23,7 +23,12 @@ const ALL = ['linux-x64', 'linux-arm64', 'alpine-x64', 'darwin-x64', 'darwin-arm
 const STAGED = ['package.json', 'README.md', 'LICENSE', '.vscodeignore', 'images/icon.png', 'dist/extension.js', 'bundled/tool'];
 
 const { values } = parseArgs({
-  options: { targets: { type: 'string' }, out: { type: 'string' }, 'skip-typecheck': { type: 'boolean' } },
+  options: {
+    targets: { type: 'string' },
+    out: { type: 'string' },
+    'skip-typecheck': { type: 'boolean' },
+    jobs: { type: 'string', default: '3' }, // packages zipped at once
+  },
 });
 
 function run(command, args, cwd = root) {
@@ -33,11 +38,11 @@ function run(command, args, cwd = root) {
 
 // vsce's secret scan would read each of the ~3,500 bundled third-party files (about 1.5 CPU-minutes);
 // the extension's own files are dist/extension.js, package.json, README, LICENSE and the launcher.
-function vsce(cwd, target, vsix) {
+function vsceArgs(target, vsix) {
   const vsceBin = join(root, 'node_modules', '@vscode', 'vsce', 'vsce');
   const targetArgs = target ? ['--target', target] : [];
-  run(node, [vsceBin, 'package', '--no-dependencies', '--allow-package-all-secrets', '--allow-missing-repository',
-    ...targetArgs, '-o', vsix], cwd);
+  return [vsceBin, 'package', '--no-dependencies', '--allow-package-all-secrets', '--allow-missing-repository',
+    ...targetArgs, '-o', vsix];
 }
 
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -50,7 +55,7 @@ run(node, ['esbuild.mjs', '--production']);
 if (!values.targets) {
   run(python, ['scripts/bundle_python.py']);
   const manifest = JSON.parse(readFileSync(join(root, 'bundled', 'native', 'manifest.json'), 'utf8'));
-  vsce(root, manifest.packages.length ? manifest.platform : '', 'dist/fixloop.vsix');
+  run(node, vsceArgs(manifest.packages.length ? manifest.platform : '', 'dist/fixloop.vsix'));
 } else {
   const targets = values.targets === 'all' ? ALL : values.targets.split(',');
   const out = resolve(values.out ?? join(root, 'dist'));
@@ -66,11 +71,18 @@ if (!values.targets) {
   run(python, [join(root, 'scripts', 'bundle_python.py'), ...targets.flatMap((t) => ['--target', t]),
     '--out', join(out, 'stage', '{target}', 'bundled')]);
   console.log(`bundled ${targets.length} targets in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  for (const target of targets) {
-    const packed = Date.now();
-    vsce(join(out, 'stage', target), target === 'universal' ? '' : target, join(out, `fixloop-${target}.vsix`));
-    rmSync(join(out, 'stage', target), { recursive: true, force: true });
-    console.log(`packed fixloop-${target}.vsix in ${((Date.now() - packed) / 1000).toFixed(1)} s`);
+  const pending = [...targets];
+  async function packNext() {
+    for (let target = pending.shift(); target; target = pending.shift()) {
+      const packed = Date.now();
+      const stage = join(out, 'stage', target);
+      await promisify(execFile)(node, vsceArgs(target === 'universal' ? '' : target, join(out, `fixloop-${target}.vsix`)),
+        { cwd: stage, maxBuffer: 64 * 1024 * 1024 });
+      rmSync(stage, { recursive: true, force: true });
+      console.log(`packed fixloop-${target}.vsix in ${((Date.now() - packed) / 1000).toFixed(1)} s`);
+    }
   }
+  await Promise.all(Array.from({ length: Math.max(1, Number(values.jobs)) }, packNext));
   rmSync(join(out, 'stage'), { recursive: true, force: true });
+  console.log(`built ${targets.length} packages in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

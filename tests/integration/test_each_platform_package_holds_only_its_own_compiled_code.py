@@ -78,6 +78,9 @@ def packages() -> dict[str, Path]:
         )  # fmt: skip
         assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
         print(f"\nbuilt {len(names)} packages in {time.monotonic() - started:.0f} s")
+        print(
+            "\n".join(line for line in done.stdout.splitlines() if line.startswith(("bundled ", "packed ")))
+        )
     for target, path in names.items():
         print(f"fixloop-{target}.vsix: {path.stat().st_size / 1e6:.1f} MB")
     return names
