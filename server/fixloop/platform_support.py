@@ -108,6 +108,25 @@ def signal_tree(pid: int, name: str, platform: Platform = CURRENT) -> bool:
     return True
 
 
+STILL_ACTIVE = 259  # GetExitCodeProcess's answer for a running process
+PROCESS_QUERY_LIMITED_INFORMATION = 0x1000
+
+
+def windows_process_alive(pid: int) -> bool:
+    """Whether `pid` runs, asked of Windows itself: there os.kill(pid, 0) would terminate the process."""
+    import ctypes  # Windows only: kernel32
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    handle = kernel32.OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, False, pid)
+    if not handle:
+        return ctypes.get_last_error() == 5  # ERROR_ACCESS_DENIED: it exists, owned by someone else
+    try:
+        code = ctypes.c_ulong()
+        return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == STILL_ACTIVE
+    finally:
+        kernel32.CloseHandle(handle)
+
+
 def drive_form(path: str) -> str | None:
     """How a Windows path names a place outside any relative tree: "unc" (\\\\server\\share), "drive-relative"
     (C:foo, relative to that drive's current folder), "drive" (C:\\…), or None for anything else."""
