@@ -184,32 +184,31 @@ def copy_dist(dist: Dist, into: Path) -> None:
             shutil.copy2(source, into / top)
 
 
-def install_compiled(compiled: list[Dist], native: Path, target: str, versions: list[str]) -> list[str]:
-    """The same releases of the compiled dependencies, as `target` wheels, for each CPython version."""
-    abis = []
-    for version in versions:
-        abi = f"cp{version.replace('.', '')}"
-        args = ["install", "--no-user", "--no-compile", "--no-deps", "--target", str(native / abi)]
-        try:
-            pip(*args, *wheel_args(target, version), *(f"{d.name}=={d.version}" for d in compiled))
-        except subprocess.CalledProcessError:
-            print(f"warning: no {target} wheels of {', '.join(d.name for d in compiled)} for CPython "
-                  f"{version}; the bundle will not run on it", file=sys.stderr)  # fmt: skip
-            shutil.rmtree(native / abi, ignore_errors=True)
-            continue
-        abis.append(abi)
-    return abis
+def install_compiled(compiled: list[Dist], native: Path, target: str, version: str) -> str | None:
+    """The same releases of the compiled dependencies as `target` wheels for CPython `version`; its ABI
+    folder name (cp312), or None when that platform and version have no such wheels."""
+    abi = f"cp{version.replace('.', '')}"
+    args = ["install", "--no-user", "--no-compile", "--no-deps", "--target", str(native / abi)]
+    try:
+        pip(*args, *wheel_args(target, version), *(f"{d.name}=={d.version}" for d in compiled))
+    except subprocess.CalledProcessError:
+        print(f"warning: no {target} wheels of {', '.join(d.name for d in compiled)} for CPython "
+              f"{version}; the bundle will not run on it", file=sys.stderr)  # fmt: skip
+        shutil.rmtree(native / abi, ignore_errors=True)
+        return None
+    return abi
 
 
-def bundle_target(out: Path, target: str, resolved: list[Dist], versions: list[str]) -> dict[str, object]:
-    """Fill `out` (a bundled/ folder) for `target` from the resolved distributions; returns bundle.json."""
+def prepare_libs(out: Path, target: str, resolved: list[Dist], version: str) -> None:
+    """bundled/libs for `target`: the pure-Python distributions, copied, and what only it needs."""
+    for dist in (d for d in resolved if not d.compiled):
+        copy_dist(dist, out / "libs")
+    add_target_only(out / "libs", resolved, target, version)
+
+
+def write_records(out: Path, target: str, compiled: list[Dist], abis: list[str]) -> None:
+    """native/manifest.json (what the launcher reads) and bundle.json (what was bundled and from what)."""
     libs, native = out / "libs", out / "native"
-    pure = [d for d in resolved if not d.compiled]
-    compiled = [d for d in resolved if d.compiled]
-    for dist in pure:
-        copy_dist(dist, libs)
-    add_target_only(libs, resolved, target, versions[0])
-    abis = install_compiled(compiled, native, target, versions) if compiled else []
     manifest = {
         "abis": abis,
         "platform": target,
@@ -232,12 +231,12 @@ def bundle_target(out: Path, target: str, resolved: list[Dist], versions: list[s
     compiled_text = ", ".join(record["compiled"]) or "none"
     print(f"bundled fixloop {fixloop.version} with {len(dists) - 1} dependencies for {target}; "
           f"compiled: {compiled_text} for {', '.join(abis) or '-'}", flush=True)  # fmt: skip
-    return record
 
 
 def bundle(outs: dict[str, Path], versions: list[str], jobs: int) -> None:
     """Fill each target's bundled/ folder: one resolution of fixloop's dependencies, then per target its
-    pure-Python files (copied), what only it needs, and its compiled wheels for every CPython version."""
+    pure-Python files (copied) and what only it needs, and per target and CPython version the compiled
+    wheels (one pip each, `jobs` at once)."""
     for out in outs.values():
         shutil.rmtree(out / "libs", ignore_errors=True)
         shutil.rmtree(out / "native", ignore_errors=True)
@@ -248,10 +247,17 @@ def bundle(outs: dict[str, Path], versions: list[str], jobs: int) -> None:
     with tempfile.TemporaryDirectory(prefix="fixloop-bundle-") as work:
         wheel = build_wheel(Path(work) / "wheel")
         resolved = install_libs(Path(work) / "resolved", wheel, targets[0], versions[0])
+        compiled = [d for d in resolved if d.compiled]
+        pairs = [(t, v) for t in targets for v in versions] if compiled else []
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(bundle_target, outs[t], t, resolved, versions) for t in targets]
-            for future in futures:
+            libs = [pool.submit(prepare_libs, outs[t], t, resolved, versions[0]) for t in targets]
+            natives = [pool.submit(install_compiled, compiled, outs[t] / "native", t, v) for t, v in pairs]
+            for future in libs:
                 future.result()
+            abis = [future.result() for future in natives]
+    for target in targets:
+        made = [abi for (t, _), abi in zip(pairs, abis, strict=True) if t == target and abi]
+        write_records(outs[target], target, compiled, sorted(made))
 
 
 def main() -> int:
@@ -262,7 +268,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(EXTENSION / "bundled"),
                         help="the bundled/ folder to fill; with several targets, a path with {target}",
                         )  # fmt: skip
-    parser.add_argument("--jobs", type=int, default=4, help="targets bundled at once (default 4)")
+    parser.add_argument("--jobs", type=int, default=6, help="pip installs at once (default 6)")
     args = parser.parse_args()
     if sys.version_info < (3, 11):  # noqa: UP036 (any python3 may run this script)
         print(f"bundle_python.py needs Python 3.11+ (fixloop's own requirement); this is {sys.version}",
