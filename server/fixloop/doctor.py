@@ -22,6 +22,7 @@ from fixloop.model.endpoint import (
     list_models,
 )
 from fixloop.model.warm_up import is_local_endpoint
+from fixloop.platform_support import CURRENT, Platform
 
 EXIT_READY, EXIT_NOT_READY = 0, 1
 _MARKS = {True: "✓", False: "✗", None: "–"}
@@ -57,9 +58,18 @@ async def gather_checks(root: Path, overrides: Mapping[str, Any]) -> list[Check]
     if not isinstance(interpreter, Check):
         checks.append(await asyncio.to_thread(_pytest, interpreter, root))
     checks.append(await asyncio.to_thread(_git))
+    checks.append(_protections(CURRENT))
     if settings.model == "local" or settings.model.startswith("local:"):
         return checks + await asyncio.to_thread(_local, settings)
     return checks + await _remote(settings)
+
+
+def _protections(platform: Platform) -> Check:
+    """The one notice of what this system cannot guard (README, "Systems"); nothing to fix."""
+    notice = platform.protections_notice()
+    if notice is None:
+        return Check("protections", True, "write sandbox (Landlock, where the kernel has it), process reaper")
+    return Check("protections", None, notice)
 
 
 def _interpreter(root: Path, settings: Settings) -> TestInterpreter | Check:

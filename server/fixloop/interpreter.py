@@ -16,7 +16,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tomllib
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.errors import ConfigError
+from fixloop.platform_support import CURRENT, Platform, signal_tree
 
 PYTEST_ARGS = ("-m", "pytest")
 VENV_NAMES = (".venv", "venv")
@@ -66,8 +66,8 @@ def shown(path: Path, base: Path) -> str:
     return str(path)
 
 
-def venv_python(venv: Path) -> Path:
-    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+def venv_python(venv: Path, platform: Platform = CURRENT) -> Path:
+    return platform.venv_python(venv)
 
 
 def is_bare_python(word: str) -> bool:
@@ -103,8 +103,9 @@ def choose_interpreter(
     test_command: Sequence[str] = (),
     python: str = "",
     env: Mapping[str, str] | None = None,
+    platform: Platform = CURRENT,
 ) -> TestInterpreter:
-    """`find_interpreter`, synchronously."""
+    """`find_interpreter`, synchronously; `platform` says where a venv keeps its python."""
     env = os.environ if env is None else env
     project = project.resolve()
     workspace = workspace.resolve() if workspace is not None else project
@@ -123,7 +124,9 @@ def choose_interpreter(
     chosen = _from_setting(python, workspace, env) if python.strip() else None
     if chosen is None:
         chosen = (
-            _nearest_venv(project, workspace) or _activated(env) or _tool_environment(project, workspace, env)
+            _nearest_venv(project, workspace, platform)
+            or _activated(env, platform)
+            or _tool_environment(project, workspace, env)
         )
     if chosen is None:
         chosen = (
@@ -176,14 +179,14 @@ def _from_setting(value: str, workspace: Path, env: Mapping[str, str]) -> tuple[
     return path.absolute(), "the python setting"
 
 
-def _nearest_venv(project: Path, workspace: Path) -> tuple[Path, str] | None:
+def _nearest_venv(project: Path, workspace: Path, platform: Platform) -> tuple[Path, str] | None:
     folders = [project]
     if project != workspace and workspace in project.parents:
         folders += [up for up in project.parents if up == workspace or workspace in up.parents]
     for folder in folders:
         for name in VENV_NAMES:
             venv = folder / name
-            python = venv_python(venv)
+            python = venv_python(venv, platform)
             if (venv / "pyvenv.cfg").is_file() and python.exists():
                 if folder == project:
                     return python.absolute(), f"the project's {name}"
@@ -192,14 +195,14 @@ def _nearest_venv(project: Path, workspace: Path) -> tuple[Path, str] | None:
     return None
 
 
-def _activated(env: Mapping[str, str]) -> tuple[Path, str] | None:
+def _activated(env: Mapping[str, str], platform: Platform) -> tuple[Path, str] | None:
     for variable, what in (
         ("VIRTUAL_ENV", "the activated virtual environment"),
         ("CONDA_PREFIX", "the active conda environment"),
     ):
         prefix = env.get(variable)
-        if prefix and venv_python(Path(prefix)).exists():
-            return venv_python(Path(prefix)), f"{what} (${variable})"
+        if prefix and venv_python(Path(prefix), platform).exists():
+            return venv_python(Path(prefix), platform), f"{what} (${variable})"
     return None
 
 
@@ -279,15 +282,14 @@ def _ask(executable: str, arguments: Sequence[str], cwd: Path, env: Mapping[str,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            start_new_session=True,
+            **CURRENT.new_group(),
         )
     except OSError:
         return None
     try:
         out, _ = proc.communicate(timeout=TOOL_TIMEOUT)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        signal_tree(proc.pid, "SIGKILL")
         proc.communicate()
         return None
     lines = out.decode("utf-8", "replace").strip().splitlines()

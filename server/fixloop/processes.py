@@ -6,11 +6,15 @@ from __future__ import annotations
 import os
 import signal
 
+from fixloop.platform_support import CURRENT, windows_process_alive
+
 
 def pid_alive(pid: int) -> bool:
     """Whether a process with this id exists (a permission error means it does, owned by someone else)."""
     if pid <= 0:
         return False
+    if CURRENT.windows:  # signal 0 is no probe there: os.kill terminates the process
+        return windows_process_alive(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -118,7 +118,16 @@ def test_doctor_passes_where_everything_is_there(tmp_path, scripted_model, monke
     monkeypatch.setenv("FIXLOOP_BASE_URL", server.base_url)
     code, checks = _doctor(capsys, "--root", str(tmp_path))
     assert code == 0, checks
-    assert list(checks) == ["python", "pytest", "git", "endpoint", "model", "key", "local model"]
+    assert list(checks) == [
+        "python",
+        "pytest",
+        "git",
+        "protections",
+        "endpoint",
+        "model",
+        "key",
+        "local model",
+    ]
     assert all(line[0] in "✓–" for line in checks.values()), checks
     assert "'scripted' is listed" in checks["model"] and checks["local model"].startswith("– ")
 

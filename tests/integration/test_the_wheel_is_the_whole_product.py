@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from fixloop import __version__
 from scripted_model import ScriptedModelServer
 from support import REPO_ROOT, fix_script
 
@@ -89,8 +90,10 @@ def test_the_wheel_carries_license_metadata_and_the_shipped_projects(installed: 
     for field in (
         "License-Expression: MIT",
         "Author: the fixloop authors",
-        "Project-URL: Repository, ",
+        f"Version: {__version__}",
         "Classifier: Programming Language :: Python :: 3.11",
+        "Classifier: Programming Language :: Python :: 3.14",
+        "Classifier: Operating System :: Microsoft :: Windows",
         "Keywords: ",
         "Requires-Python: >=3.11",
     ):
@@ -104,6 +107,7 @@ def test_the_wheel_carries_license_metadata_and_the_shipped_projects(installed: 
     ):
         shipped = f"fixloop/fixtures/{shipped}"
         assert shipped in names, shipped
+    assert "Project-URL" not in metadata  # no placeholder; there is no public repository to name yet
     assert not any(name.startswith(("tests/", "scripted_model/")) or "__pycache__" in name for name in names)
     from fixloop.model.local import LLAMA_REQUIREMENT
 
@@ -122,8 +126,25 @@ def test_the_installed_fixloop_is_the_wheel_not_the_checkout(installed: Installe
     )
     module, fixtures = done.stdout.split()
     assert module.startswith(str(installed.venv)) and fixtures.startswith(str(installed.venv)), done.stdout
-    assert installed.run("--version").stdout.startswith("fixloop ")
+    assert installed.run("--version").stdout.strip() == f"fixloop {__version__}"
     print(f"\nwheel build + fresh venv + install: {installed.seconds:.1f} s")
+
+
+def test_doctor_runs_from_the_wheel_as_pipx_and_uvx_would_run_it(installed: Installed):
+    """`pipx run fixloop doctor` / `uvx fixloop doctor`: the console script of a fresh install, in a folder
+    outside the checkout; every line a check (✓, ✗ with the fix, –), never a traceback."""
+    project = installed.work / "project"
+    project.mkdir(exist_ok=True)
+    env = {key: value for key, value in installed.env.items() if key != "FIXLOOP_API_KEY"}
+    done = subprocess.run(
+        [installed.fixloop, "doctor", "--root", str(project)],
+        cwd=installed.work, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines and all(line[:1] in "✓✗–" for line in lines), lines
+    assert any(line.startswith("✓ python:") for line in lines), lines
+    assert any(line.startswith(("✓ protections:", "– protections:")) for line in lines), lines
 
 
 def test_demo_fixes_the_packaged_project_with_the_scripted_model(installed: Installed):

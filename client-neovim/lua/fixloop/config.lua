@@ -1,6 +1,10 @@
 -- fixloop.config: the options of setup(), the server command line, the project root and the client config.
 local M = {}
 
+-- The fixloop release this plugin belongs to; :checkhealth warns when the server is another one.
+-- The same as server/fixloop/__init__.py and client-vscode/package.json (a unit test checks).
+M.VERSION = '0.1.0'
+
 M.INSTALL_HINT = 'install fixloop: `pipx install <path to the fixloop checkout or its wheel>` '
   .. "(or `uv tool install …`); see the README's Install section"
 

@@ -62,8 +62,11 @@ local function check_server()
   end
   local code, out = compat.run(version_cmd, 15000)
   local version = code == 0 and out and out:match('fixloop%s+(%S+)')
-  if version then
+  if version == config.VERSION then
     ok(('fixloop %s: %s (%s)'):format(version, line, origin))
+  elseif version then
+    warn(('fixloop %s: %s (%s), but this plugin is fixloop %s'):format(version, line, origin, config.VERSION),
+      { 'install the same release of fixloop and of this plugin' })
   else
     error(('%s (%s) does not run fixloop: %s'):format(line, origin,
       (out or ''):gsub('\n', ' '):sub(1, 200)), {

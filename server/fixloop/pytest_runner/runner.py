@@ -17,7 +17,6 @@ import copy
 import os
 import re
 import shutil
-import signal
 import site
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.errors import TestEnvironmentError, TestRunError
+from fixloop.platform_support import CURRENT, signal_tree
 from fixloop.processes import RUN_MARK_ENV, kill_marked
 from fixloop.pytest_runner import shadow_site
 from fixloop.pytest_runner.fold import FinishedProcess, fold_run, read_records
@@ -219,15 +219,9 @@ class PytestRunner:
         started = time.monotonic()
         mark = uuid.uuid4().hex
         writable = ["--write", str(self.confine_writes)] if self.confine_writes is not None else []
-        command = [
-            sys.executable,
-            "-I",
-            "-S",
-            str(_REAPER),
-            *writable,
-            "--",
-            *self.argv(test_ids, workdir, root),
-        ]
+        # the reaper (Landlock, subreaper, POSIX signals) runs on POSIX; Windows ends the tree with taskkill
+        reaper = [] if CURRENT.windows else [sys.executable, "-I", "-S", str(_REAPER), *writable, "--"]
+        command = [*reaper, *self.argv(test_ids, workdir, root)]
         try:
             proc = await asyncio.create_subprocess_exec(
                 *command,
@@ -236,7 +230,7 @@ class PytestRunner:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
+                **CURRENT.new_group(),
             )
         except FileNotFoundError as exc:
             raise TestRunError(f"test command not found: {self.command[0]!r}: set testCommand") from exc
@@ -252,7 +246,7 @@ class PytestRunner:
                 await asyncio.wait_for(proc.wait(), self.timeout)
             except TimeoutError:
                 timed_out = True
-                if _signal_group(proc.pid, signal.SIGUSR1):  # our plugin dumps the stacks
+                if signal_tree(proc.pid, "SIGUSR1"):  # our plugin dumps the stacks
                     await asyncio.sleep(STACK_DUMP_WAIT)
             await _kill_group(proc, KILL_GRACE)
             # A process that left the group may still hold the pipe: don't wait on it for long.
@@ -348,22 +342,15 @@ def _resolve_command(command: Sequence[str]) -> tuple[str, ...]:
 
 
 async def _kill_group(proc: asyncio.subprocess.Process, grace: float) -> None:
-    """SIGTERM the process group, SIGKILL what is left after `grace`; also reaps stray grandchildren."""
+    """SIGTERM the process group, SIGKILL what is left after `grace` (Windows: taskkill /T, once)."""
     if proc.returncode is None:
-        _signal_group(proc.pid, signal.SIGTERM)
+        await asyncio.to_thread(signal_tree, proc.pid, "SIGTERM")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), grace)
-    _signal_group(proc.pid, signal.SIGKILL)
+    if not CURRENT.windows:
+        signal_tree(proc.pid, "SIGKILL")
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(proc.wait(), grace * 2)
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> bool:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
 
 
 class _OutputTail:

@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
 from fixloop.errors import PathError
+from fixloop.platform_support import CURRENT, Platform, drive_form
 from fixloop.project import in_skipped_dir, is_test_path, walk
 from fixloop.secret_files import PROTECTED_DIRS, refusal
 from fixloop.tools.gitignore import GitIgnore
@@ -24,7 +25,8 @@ EXAMPLE = "e.g. 'src/app.py'"
 class Workspace:
     """A project tree the tools are confined to; paths are given relative to its root."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, platform: Platform = CURRENT) -> None:
+        self.platform = platform  # how a path names a drive: only Windows has drives of its own
         self._given_root = Path(root).absolute()
         self.root = Path(root).resolve()
         self.generation = 0  # counts the changes the tools made (a test run of unchanged files is known)
@@ -57,8 +59,13 @@ class Workspace:
                 f"path {_shown(path)} is outside the project; use a path relative to the "
                 f"project root, {EXAMPLE}"
             )
-        if "\\" in text and "/" not in text:  # a Windows-style relative path from the model
-            text = text.replace("\\", "/")
+        text = text.replace("\\", "/")  # a separator on Windows; in a name elsewhere, a confusion
+        form = drive_form(text)
+        if form in ("unc", "drive-relative") or (form == "drive" and not self.platform.windows):
+            raise PathError(
+                f"path {_shown(path)} names another drive or a network share; use a path relative to the "
+                f"project root, {EXAMPLE}"
+            )
         candidate = Path(text) if text else Path(".")
         if candidate.is_absolute():
             lexical = Path(os.path.normpath(candidate))
