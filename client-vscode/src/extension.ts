@@ -1,13 +1,14 @@
-// The fixloop VS Code extension: wires the server's lifecycle, the fix flow, the result UI, the status
-// item and the API key store together, and registers the commands before the server starts.
+// The fixloop VS Code extension: wires the server's lifecycle, the fix and test commands, the result UI,
+// the status item and the API key store together, and registers the commands before the server starts.
 import { PVSC_EXTENSION_ID, PythonExtension } from '@vscode/python-extension';
 import * as vscode from 'vscode';
-import { FixFlow } from './fixFlow';
+import { FixCommands } from './fixCommands';
 import { PythonEnvironmentsApi, SelectedInterpreters } from './pythonEnvironment';
 import { ResultsView } from './results';
 import { ApiKeys } from './secrets';
 import { ServerLifecycle } from './server';
 import { FixloopStatus } from './status';
+import { TestCommands } from './testCommands';
 import { FileTraceChannel } from './traceFile';
 
 /** The Python extension's environments API, when that extension is installed. */
@@ -25,7 +26,8 @@ class FixloopExtension implements vscode.Disposable {
   private readonly keys: ApiKeys;
   private readonly interpreters: SelectedInterpreters;
   private readonly server: ServerLifecycle;
-  private readonly flow: FixFlow;
+  private readonly fixes: FixCommands;
+  private readonly tests: TestCommands;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(context: vscode.ExtensionContext) {
@@ -38,22 +40,22 @@ class FixloopExtension implements vscode.Disposable {
     this.keys = new ApiKeys(context.secrets);
     this.interpreters = new SelectedInterpreters(loadPythonEnvironments, (message) => this.log.info(message));
     this.server = new ServerLifecycle(context, this.log, trace, this.status, this.keys, this.interpreters, {
-      runFix: (args) => this.flow.runFixFromServerCommand(args),
+      runFix: (args) => this.fixes.runFixFromServerCommand(args),
       applyEdit: (params, next) => this.results.applyEdit(params, next),
-      onMessage: (message) => this.flow.onServerMessage(message),
     });
-    this.flow = new FixFlow(this.server, this.results, this.status, this.log);
+    this.fixes = new FixCommands(this.server, this.results, this.status, this.log);
+    this.tests = new TestCommands(this.server);
     this.disposables.push(this.log, this.status, this.results, this.interpreters);
   }
 
   /** Commands exist before the client starts, so the palette never says "command not found". */
   registerCommands(): void {
     const commands: Record<string, (...args: unknown[]) => unknown> = {
-      'fixloop.fixFailingTest': () => this.flow.fixFailingTest(),
-      'fixloop.fixTest': (...args) => this.flow.fixFromMenu(...args),
-      'fixloop.tryAnotherFix': () => this.flow.tryAnotherFix(),
-      'fixloop.runTests': () => this.flow.runTests(),
-      'fixloop.cancel': () => this.flow.cancel(),
+      'fixloop.fixFailingTest': () => this.fixes.fixFailingTest(),
+      'fixloop.fixTest': (...args) => this.fixes.fixFromMenu(...args),
+      'fixloop.tryAnotherFix': () => this.fixes.tryAnotherFix(),
+      'fixloop.runTests': () => this.tests.runTests(),
+      'fixloop.cancel': () => this.fixes.cancel(),
       'fixloop.showTranscript': () => this.results.showTranscript(),
       'fixloop.showLogs': () => this.log.show(),
       'fixloop.restartServer': () => this.server.restart(),

@@ -1,6 +1,6 @@
 // Asks an interpreter, through bundled/tool/launch_server.py --check, whether it can run fixloop (Python
-// >= 3.11; the bundled or its own fixloop importable), and words each refusal as one actionable line.
-// No runtime `vscode` import, so node:test covers the wording.
+// >= 3.11; the bundled or its own fixloop importable), and maps each refusal, in one place, to a status word,
+// one actionable line and the buttons that act on it. No runtime `vscode` import, so node:test covers it.
 import { execFile } from 'node:child_process';
 
 export type ImportStrategy = 'useBundled' | 'fromEnvironment';
@@ -70,26 +70,72 @@ export function installCommand(python: string): string {
   return `${shellWord(python)} -m pip install <path to the fixloop checkout or its wheel>`;
 }
 
-/** One line saying why `check` cannot run fixloop and what to do; `source` says where the interpreter came from. */
-export function problemMessage(check: LaunchCheck, source: string): string {
+/** What the user can do about a launch problem: each is a button on the error message. */
+export type Remedy = 'useBundled' | 'copyInstallCommand' | 'selectInterpreter' | 'showLogs';
+
+export const REMEDY_LABELS: Record<Remedy, string> = {
+  useBundled: 'Use bundled fixloop',
+  copyInstallCommand: 'Copy install command',
+  selectInterpreter: 'Select interpreter',
+  showLogs: 'Show logs',
+};
+
+/** A launch problem as the user sees it: the status item's word, one actionable line, the buttons. */
+export interface LaunchProblemView {
+  status: string;
+  message: string;
+  remedies: Remedy[];
+}
+
+/** The one place a launch problem is mapped; `source` says where the interpreter came from. */
+export function launchProblem(check: LaunchCheck, source: string): LaunchProblemView {
   const who = `${check.python}${check.version ? ` (Python ${check.version})` : ''}, from ${source}`;
+  const install = installCommand(check.python);
   switch (check.problem) {
     case 'too_old':
-      return `fixloop needs Python ${MIN_PYTHON} or newer, but the interpreter is ${who}. Select a Python ${MIN_PYTHON}+ interpreter (Python: Select Interpreter) or set fixloop.serverPython.`;
+      return {
+        status: 'Python too old',
+        message: `fixloop needs Python ${MIN_PYTHON} or newer, but the interpreter is ${who}. Select a Python ${MIN_PYTHON}+ interpreter (Python: Select Interpreter) or set fixloop.serverPython.`,
+        remedies: ['selectInterpreter', 'showLogs'],
+      };
     case 'not_found':
-      return `fixloop cannot run ${check.python} (from ${source}): no such interpreter. Set fixloop.serverPython to a Python ${MIN_PYTHON}+ interpreter.`;
+      return {
+        status: 'cannot start',
+        message: `fixloop cannot run ${check.python} (from ${source}): no such interpreter. Set fixloop.serverPython to a Python ${MIN_PYTHON}+ interpreter.`,
+        remedies: ['selectInterpreter', 'showLogs'],
+      };
     case 'no_native': {
       const abis = (check.abis ?? []).map((abi) => abi.replace(/^cp3/, '3.')).join(', ');
-      return `the fixloop bundled in this extension runs on CPython ${abis || '(none)'} on ${check.platform || 'its build platform'}, not on ${who}. Select one of those interpreters, or install fixloop there (${installCommand(check.python)}) and set fixloop.importStrategy to fromEnvironment.`;
+      return {
+        status: 'cannot start',
+        message: `the fixloop bundled in this extension runs on CPython ${abis || '(none)'} on ${check.platform || 'its build platform'}, not on ${who}. Select one of those interpreters, or install fixloop there (${install}) and set fixloop.importStrategy to fromEnvironment.`,
+        remedies: ['selectInterpreter', 'copyInstallCommand'],
+      };
     }
     case 'not_installed':
       return check.strategy === 'fromEnvironment'
-        ? `fixloop is not installed for ${who}, and fixloop.importStrategy is fromEnvironment. Set it to useBundled to use the fixloop inside the extension, or install fixloop there: ${installCommand(check.python)} (see the README's Install section).`
-        : `this build of the extension has no bundled fixloop (build it with "npm run package"), and fixloop is not installed for ${who}. Install it there: ${installCommand(check.python)} (see the README's Install section).`;
+        ? {
+            status: 'not installed',
+            message: `fixloop is not installed for ${who}, and fixloop.importStrategy is fromEnvironment. Set it to useBundled to use the fixloop inside the extension, or install fixloop there: ${install} (see the README's Install section).`,
+            remedies: ['useBundled', 'copyInstallCommand'],
+          }
+        : {
+            status: 'not installed',
+            message: `this build of the extension has no bundled fixloop (build it with "npm run package"), and fixloop is not installed for ${who}. Install it there: ${install} (see the README's Install section).`,
+            remedies: ['selectInterpreter', 'copyInstallCommand'],
+          };
     case 'import_failed':
-      return `fixloop cannot be imported with ${who}: ${oneLine(check.detail)}. ${check.strategy === 'fromEnvironment' ? 'Reinstall fixloop there or set fixloop.importStrategy to useBundled.' : 'Reinstall the extension.'}`;
+      return {
+        status: 'cannot start',
+        message: `fixloop cannot be imported with ${who}: ${oneLine(check.detail)}. ${check.strategy === 'fromEnvironment' ? 'Reinstall fixloop there or set fixloop.importStrategy to useBundled.' : 'Reinstall the extension.'}`,
+        remedies: ['showLogs'],
+      };
     default:
-      return `fixloop could not check ${who}: ${oneLine(check.detail)}. See "fixloop: Show logs".`;
+      return {
+        status: 'cannot start',
+        message: `fixloop could not check ${who}: ${oneLine(check.detail)}. See "fixloop: Show logs".`,
+        remedies: ['showLogs'],
+      };
   }
 }
 

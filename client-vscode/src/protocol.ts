@@ -23,6 +23,8 @@ export interface FixResult {
   reasons?: string[];
   /** Why a found fix was not applied (the client rejected it, the user discarded it, a buffer changed). */
   failureReason?: string | null;
+  /** Why the run ended in `status: "error"`: the error's kind (e.g. `NothingToFix`) and its message. */
+  error?: { kind: string; message: string } | null;
 }
 
 /**

@@ -49,8 +49,8 @@ export class ResultsView implements vscode.Disposable {
     this.lastEdit = undefined;
   }
 
-  /** Shows `result` as a toast; `alreadySaid` holds what the server has just shown itself. */
-  show(result: FixResult, alreadySaid: ReadonlySet<string>): void {
+  /** Shows `result` as a toast (the server leaves that to us: serverMessages.ts declares it). */
+  show(result: FixResult): void {
     this.lastResult = result;
     const names = result.testIds.map(shortTestName).join(', ') || 'the test';
     const undo = 'Undo';
@@ -76,12 +76,10 @@ export class ResultsView implements vscode.Disposable {
       shown = vscode.window.showInformationMessage('fixloop: run cancelled; no file was changed.', ...buttons);
     } else if (result.status === 'not_fixed') {
       shown = vscode.window.showWarningMessage(`fixloop: could not fix ${names}: ${result.summary}`, ...buttons);
+    } else if (result.error?.kind === 'NothingToFix') {
+      shown = vscode.window.showInformationMessage(`fixloop: ${result.summary}`, ...buttons);
     } else {
-      const text = `fixloop: ${result.summary || 'the run failed'}`;
-      if (alreadySaid.has(text)) {
-        return; // the server has just said exactly this
-      }
-      shown = vscode.window.showErrorMessage(text, ...buttons);
+      shown = vscode.window.showErrorMessage(`fixloop: ${result.summary || 'the run failed'}`, ...buttons);
     }
     void Promise.resolve(shown).then(async (choice) => {
       if (choice === undo) {

@@ -17,14 +17,24 @@ import {
   ResponseError,
   ServerOptions,
   ShowMessageNotification,
-  ShowMessageParams,
   State,
 } from 'vscode-languageclient/node';
 import { answerConfiguration, serverSection, SERVER_KEYS } from './configuration';
-import { checkLaunch, describeLaunch, installCommand, LaunchCheck, problemMessage, strategyEnv } from './launchCheck';
+import {
+  checkLaunch,
+  describeLaunch,
+  installCommand,
+  LaunchCheck,
+  launchProblem,
+  LaunchProblemView,
+  Remedy,
+  REMEDY_LABELS,
+  strategyEnv,
+} from './launchCheck';
 import { SERVER_FIX } from './protocol';
 import { SelectedInterpreters } from './pythonEnvironment';
 import { ApiKeys } from './secrets';
+import { showServerMessage, ShowsResultsFeature } from './serverMessages';
 import { importStrategy, resolveServerPython } from './serverPython';
 import { FixloopStatus } from './status';
 import { folderUriOf } from './targets';
@@ -33,14 +43,13 @@ const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 3 * 60_000;
 const LAUNCHER = 'bundled/tool/launch_server.py';
 
-/** What the rest of the extension does for the client: fixes, applied edits, the server's messages. */
+/** What the rest of the extension does for the client: fixes and applied edits. */
 export interface ServerHooks {
   runFix(args: unknown[]): Promise<unknown>;
   applyEdit(
     params: ApplyWorkspaceEditParams,
     next: (params: ApplyWorkspaceEditParams, token: CancellationToken) => unknown,
   ): Promise<ApplyWorkspaceEditResult>;
-  onMessage(message: ShowMessageParams): void;
 }
 
 export class ServerLifecycle implements vscode.Disposable {
@@ -129,10 +138,10 @@ export class ServerLifecycle implements vscode.Disposable {
     const check = await checkLaunch(python, launcher, strategy, cwd);
     if (!check.ok) {
       // No client is started, so there is nothing to crash-loop: the user fixes the cause and restarts.
-      this.setProblem(check.problem === 'too_old' ? 'Python too old' : check.problem === 'not_installed' ? 'not installed' : 'cannot start');
-      const message = problemMessage(check, source);
-      this.log.error(`${message}${check.detail ? ` (${check.detail})` : ''}`);
-      void this.showProblem(check, message);
+      const problem = launchProblem(check, source);
+      this.setProblem(problem.status);
+      this.log.error(`${problem.message}${check.detail ? ` (${check.detail})` : ''}`);
+      void this.showProblem(check, problem);
       return;
     }
     this.setProblem(undefined);
@@ -147,7 +156,10 @@ export class ServerLifecycle implements vscode.Disposable {
         this.status.render();
       }
     });
-    client.onNotification(ShowMessageNotification.type, (message) => this.hooks.onMessage(message));
+    client.registerFeature(new ShowsResultsFeature()); // so the server's messages never repeat our result toasts
+    client.onNotification(ShowMessageNotification.type, (message) =>
+      showServerMessage(message, vscode.window, (line) => this.log.info(line)),
+    );
     this.clientDisposables.forEach((d) => d.dispose());
     this.clientDisposables = [this.refreshLensesOnDiagnostics(client)];
     try {
@@ -252,34 +264,36 @@ export class ServerLifecycle implements vscode.Disposable {
     return { action: CloseAction.Restart };
   }
 
-  private async showProblem(check: LaunchCheck, message: string): Promise<void> {
-    const useBundled = 'Use bundled fixloop';
-    const copy = 'Copy install command';
-    const choose = 'Select interpreter';
-    const logs = 'Show logs';
-    const buttons =
-      check.problem === 'not_installed' && check.strategy === 'fromEnvironment'
-        ? [useBundled, copy]
-        : check.problem === 'not_installed' || check.problem === 'no_native'
-          ? [choose, copy]
-          : check.problem === 'too_old' || check.problem === 'not_found'
-            ? [choose, logs]
-            : [logs];
-    const choice = await vscode.window.showErrorMessage(`fixloop: ${message}`, ...buttons);
-    if (choice === useBundled) {
-      const inspected = vscode.workspace.getConfiguration('fixloop').inspect('importStrategy');
-      const target =
-        inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
-      await vscode.workspace.getConfiguration('fixloop').update('importStrategy', 'useBundled', target);
-    } else if (choice === copy) {
-      await vscode.env.clipboard.writeText(installCommand(check.python));
-    } else if (choice === choose) {
-      const pythonExtension = (await vscode.commands.getCommands(true)).includes('python.setInterpreter');
-      await (pythonExtension
-        ? vscode.commands.executeCommand('python.setInterpreter')
-        : vscode.commands.executeCommand('workbench.action.openSettings', 'fixloop.serverPython'));
-    } else if (choice === logs) {
-      this.log.show();
+  private async showProblem(check: LaunchCheck, problem: LaunchProblemView): Promise<void> {
+    const labels = problem.remedies.map((remedy) => REMEDY_LABELS[remedy]);
+    const choice = await vscode.window.showErrorMessage(`fixloop: ${problem.message}`, ...labels);
+    const remedy = problem.remedies.find((r) => REMEDY_LABELS[r] === choice);
+    if (remedy) {
+      await this.applyRemedy(remedy, check);
+    }
+  }
+
+  private async applyRemedy(remedy: Remedy, check: LaunchCheck): Promise<void> {
+    switch (remedy) {
+      case 'useBundled': {
+        const inspected = vscode.workspace.getConfiguration('fixloop').inspect('importStrategy');
+        const target =
+          inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+        await vscode.workspace.getConfiguration('fixloop').update('importStrategy', 'useBundled', target);
+        return;
+      }
+      case 'copyInstallCommand':
+        await vscode.env.clipboard.writeText(installCommand(check.python));
+        return;
+      case 'selectInterpreter': {
+        const pythonExtension = (await vscode.commands.getCommands(true)).includes('python.setInterpreter');
+        await (pythonExtension
+          ? vscode.commands.executeCommand('python.setInterpreter')
+          : vscode.commands.executeCommand('workbench.action.openSettings', 'fixloop.serverPython'));
+        return;
+      }
+      case 'showLogs':
+        this.log.show();
     }
   }
 

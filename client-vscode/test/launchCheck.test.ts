@@ -1,7 +1,10 @@
-// Why an interpreter cannot run fixloop, said in one actionable line; never "pip install fixloop".
+// Why an interpreter cannot run fixloop, said in one actionable line with its status word and buttons,
+// all from one mapping; never "pip install fixloop".
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkLaunch, describeLaunch, installCommand, LaunchCheck, problemMessage } from '../src/launchCheck';
+import { checkLaunch, describeLaunch, installCommand, LaunchCheck, launchProblem, LaunchProblem } from '../src/launchCheck';
+
+const problemMessage = (check: LaunchCheck, source: string): string => launchProblem(check, source).message;
 
 const base: LaunchCheck = { ok: false, python: '/usr/bin/python3', version: '3.9.2', strategy: 'useBundled', bundled: false };
 
@@ -35,6 +38,20 @@ test('every message is one line', () => {
     const message = problemMessage({ ...base, problem, detail: 'Traceback\n  line\nImportError: x' }, 'x');
     assert.ok(!message.includes('\n'), `${problem}: ${message}`);
   }
+});
+
+test('each problem maps to its status word and the buttons that act on it', () => {
+  const view = (problem: LaunchProblem, strategy: LaunchCheck['strategy'] = 'useBundled') => {
+    const { status, remedies } = launchProblem({ ...base, problem, strategy }, 'x');
+    return [status, remedies.join(' ')];
+  };
+  assert.deepEqual(view('too_old'), ['Python too old', 'selectInterpreter showLogs']);
+  assert.deepEqual(view('not_found'), ['cannot start', 'selectInterpreter showLogs']);
+  assert.deepEqual(view('no_native'), ['cannot start', 'selectInterpreter copyInstallCommand']);
+  assert.deepEqual(view('not_installed'), ['not installed', 'selectInterpreter copyInstallCommand']);
+  assert.deepEqual(view('not_installed', 'fromEnvironment'), ['not installed', 'useBundled copyInstallCommand']);
+  assert.deepEqual(view('import_failed'), ['cannot start', 'showLogs']);
+  assert.deepEqual(view('check_failed'), ['cannot start', 'showLogs']);
 });
 
 test('an interpreter that does not exist is reported, not thrown', async () => {

@@ -2,8 +2,9 @@
 
 Error policy, the same for every command: a bad request or configuration never becomes a JSON-RPC error.
 The command returns its normal result shape with `"status": "error"`, a one-line `summary` and
-`error: {kind, message}`, and the user sees the same line via window/showMessage. JSON-RPC errors are left
-to the protocol itself (-32602 for an unknown command, -32800 after $/cancelRequest).
+`error: {kind, message}`, and the user sees the same line via window/showMessage (unless the client declared
+`experimental.fixloop.showsResults` and shows the answer itself). JSON-RPC errors are left to the protocol
+itself (-32602 for an unknown command, -32800 after $/cancelRequest).
 """
 
 from __future__ import annotations

@@ -98,12 +98,12 @@ class FixSession:
             result = cancelled or self._result("cancelled", "cancelled")
         except FixloopError as error:
             kind = types.MessageType.Info if isinstance(error, NothingToFix) else types.MessageType.Error
-            self.ls.show(f"fixloop: {error.message}", kind)
+            self.ls.show_result(f"fixloop: {error.message}", kind)
             return self._finish(self._failed(error.message, error_detail(error)))
         except Exception as error:  # a bug: still answer, end the progress and say so
             log.exception("fix %s failed", self.run_id)
             result = self._failed(f"internal error: {type(error).__name__}: {error}")
-            self.ls.show(f"fixloop: {result.summary} (see the server log)", types.MessageType.Error)
+            self.ls.show_result(f"fixloop: {result.summary} (see the server log)", types.MessageType.Error)
             return self._finish(result)
         finally:
             self.cancellable = False
@@ -213,19 +213,19 @@ class FixSession:
     def _tell_user(self, result: FixResult) -> None:
         test = ", ".join(result.test_ids) or "the test"
         if result.status == "fixed" and result.applied:
-            self.ls.show(f"fixloop: fixed {test}: {result.summary} (applied; review and save)")
+            self.ls.show_result(f"fixloop: fixed {test}: {result.summary} (applied; review and save)")
         elif result.status == "fixed":
             failure_reason = result.failure_reason
             message = f"fixloop: found a fix for {test} but it was not applied: {failure_reason}"
             if failure_reason and "cannot apply" in failure_reason and result.diff:
                 message += "\n" + result.diff
-            self.ls.show(message, types.MessageType.Warning)
+            self.ls.show_result(message, types.MessageType.Warning)
         elif result.status == "cancelled":
-            self.ls.show(f"fixloop: cancelled the fix of {test}")
+            self.ls.show_result(f"fixloop: cancelled the fix of {test}")
         elif result.status == "not_fixed":
-            self.ls.show(f"fixloop: could not fix {test}: {result.summary}", types.MessageType.Warning)
+            self.ls.show_result(f"fixloop: could not fix {test}: {result.summary}", types.MessageType.Warning)
         else:
-            self.ls.show(f"fixloop: {result.summary}", types.MessageType.Error)
+            self.ls.show_result(f"fixloop: {result.summary}", types.MessageType.Error)
 
     def _finish(self, result: FixResult) -> dict[str, Any]:
         if not result.seconds:

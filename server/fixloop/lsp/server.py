@@ -112,6 +112,14 @@ class FixloopProtocol(LanguageServerProtocol):
         super()._handle_cancel_notification(msg_id)
 
 
+def shows_results(capabilities: types.ClientCapabilities | None) -> bool:
+    """Whether the client declared `experimental: {"fixloop": {"showsResults": true}}`: it shows each
+    command's answer (the FixResult, the test summary) itself, so our window/showMessage would repeat it."""
+    experimental = capabilities.experimental if capabilities is not None else None
+    ours = experimental.get("fixloop") if isinstance(experimental, dict) else None
+    return isinstance(ours, dict) and ours.get("showsResults") is True
+
+
 class FixloopServer(LanguageServer):
     """The fixloop language server; every piece of session state lives on this object."""
 
@@ -143,6 +151,11 @@ class FixloopServer(LanguageServer):
 
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def show_result(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        """How a command ended, said once: by us, unless the client shows the answers it gets itself."""
+        if not shows_results(self.client_capabilities):
+            self.show(message, kind)
 
     def trace(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=message))

@@ -20,5 +20,5 @@ async def handle(ls: FixloopServer, *args: Any) -> dict[str, Any]:
         root, test_ids, scope = parse_scope(ls, args)
         return await run_and_publish(ls, root, test_ids, scope)
     except FixloopError as error:
-        ls.show(f"fixloop: {error.message}", types.MessageType.Error)
+        ls.show_result(f"fixloop: {error.message}", types.MessageType.Error)
         return error_result(error)

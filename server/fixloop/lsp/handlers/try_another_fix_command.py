@@ -22,7 +22,7 @@ async def handle(ls: FixloopServer, *args: Any) -> dict[str, Any]:
             raise BadArguments('tryAnotherFix takes {"runId": "<the rejected run>", "reason"?: "<why>"}')
         again = ls.kept_runs.get(run_id)
     except BadArguments as error:
-        ls.show(f"fixloop: {error.message}")
+        ls.show_result(f"fixloop: {error.message}")
         return error_result(error)
     params = EXECUTE_PARAMS.get()
     session = FixSession(
