@@ -24,10 +24,10 @@ from fixloop.verify.port import Gate
 class RunPlan:
     """Everything the settings decide for one run, and every flag derived from them, computed once."""
 
-    loop: LoopLimits
+    loop: LoopLimits  # its `teach` (`feedback: full`) holds for the rounds too
     protocol: ProtocolSetting
+    local: bool  # the managed local model (`model: local[:name]`)
     compact_tools: bool  # one-line tool schemas (always for the managed local model)
-    teach: bool  # `feedback: full`: rejections and failed rounds show expected vs actual, diff, tried
     start_samples: int  # 0: no start round; 1: the code form's best guess alone; N: a whole round
     samples: int  # candidates a later round draws
     rounds: int  # later rounds (after a rejection, a repeat or a stuck call)
@@ -51,7 +51,7 @@ def is_local(settings: Settings) -> bool:
 
 def plan_run(settings: Settings) -> RunPlan:
     """The plan of a run with these settings (its model's profile applied)."""
-    slots = slot_count(settings)
+    slots, local = slot_count(settings), is_local(settings)
     return RunPlan(
         loop=LoopLimits(
             max_steps=settings.max_steps,
@@ -62,8 +62,8 @@ def plan_run(settings: Settings) -> RunPlan:
             teach=settings.feedback == "full",
         ),
         protocol=cast(ProtocolSetting, settings.protocol),
-        compact_tools=settings.compact_tools or is_local(settings),
-        teach=settings.feedback == "full",
+        local=local,
+        compact_tools=settings.compact_tools or local,
         start_samples=start_samples(settings),
         samples=settings.samples,
         rounds=settings.sample_rounds if settings.samples > 1 else 0,
@@ -76,7 +76,7 @@ def plan_run(settings: Settings) -> RunPlan:
             best_guess_temperature=settings.temperature or 0.0,
             seconds=settings.sample_seconds,
             tokens=settings.sample_tokens,
-            batch=not is_local(settings),  # the managed llama.cpp model ignores `n`
+            batch=not local,  # the managed llama.cpp model ignores `n`
         ),
         localize=settings.localize != "off",
         warm_start_chars=settings.warm_start_chars,
@@ -140,5 +140,5 @@ def sampling_for(
         samples=plan.samples,
         rounds=plan.rounds,
         focus=plan.focus,
-        teach=plan.teach,
+        teach=plan.loop.teach,
     )

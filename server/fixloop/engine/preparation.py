@@ -13,7 +13,7 @@ from typing import TypeVar
 from fixloop.agent.localize import Suspect, ends_in_test, find_suspects
 from fixloop.agent.warm_start import build_warm_start
 from fixloop.config import Settings
-from fixloop.engine.assembly import RunPlan, is_local
+from fixloop.engine.assembly import RunPlan
 from fixloop.engine.model_session import raise_if_failed
 from fixloop.engine.request import FixRequest
 from fixloop.errors import TestRunError
@@ -67,7 +67,7 @@ class Preparation:
         )
         self.emit(Notice(interpreter.describe(self.request.root), 0, "interpreter"))
         await asyncio.to_thread(clean_stale_shadows)
-        if not is_local(settings):  # a failing endpoint is mostly known by now: fail before the copy
+        if not self.plan.local:  # a failing endpoint is mostly known by now: fail before the copy
             await asyncio.wait({opening}, timeout=PREFLIGHT_HEAD_START)
             raise_if_failed(opening)
         self.emit(Notice("copying the project into a shadow workspace", 0, "shadow"))

@@ -1,4 +1,5 @@
-"""The gate: judges one submit (tamper guard first, then the tests) and says why it refuses.
+"""The gate: judges one submit (tamper guard first, then the tests) and says why it refuses; a candidate
+fix that a round of samples found is judged alone, and the winner written into the shadow by `accept`.
 
 The tests run on a clean copy holding the baseline plus the proposed changes only — exactly what the user
 would receive — never in the shadow with whatever else the run left there.
@@ -29,7 +30,8 @@ MAX_LISTED = 10  # newly failing tests named one by one before "and N more"
 
 class VerificationGate:
     """Checks a submitted fix: tamper guard first (cheap), then the tests on a clean copy. `proposal` is the
-    last change set judged (what the user receives when it was accepted)."""
+    last change set judged (what the user receives when it was accepted). The agent sees it as a `Gate`
+    (port.py)."""
 
     def __init__(
         self,
