@@ -27,7 +27,7 @@ def lint(package_parent: Path) -> subprocess.CompletedProcess[str]:
 def test_the_code_keeps_every_layer_contract() -> None:
     done = lint(REPO / "server")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "3 kept, 0 broken" in done.stdout
+    assert "5 kept, 0 broken" in done.stdout
 
 
 def test_a_tool_importing_the_language_server_breaks_the_contracts(tmp_path: Path) -> None:
@@ -38,10 +38,23 @@ def test_a_tool_importing_the_language_server_breaks_the_contracts(tmp_path: Pat
     wrong.write_text(wrong.read_text() + "\nimport fixloop.lsp.server  # deliberately wrong\n")
     done = lint(tmp_path)
     assert done.returncode != 0
-    assert "3 kept" not in done.stdout
+    assert "5 kept" not in done.stdout
     for contract in (
         "nothing below the engine knows the language server",
         "tools and pytest_runner import nothing above them",
     ):
         assert f"{contract} BROKEN" in done.stdout, done.stdout
     assert "fixloop.tools.base -> fixloop.lsp.server" in done.stdout
+
+
+def test_the_agent_reaching_into_the_gate_breaks_the_contracts(tmp_path: Path) -> None:
+    shutil.copytree(
+        REPO / "server" / "fixloop", tmp_path / "fixloop", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    wrong = tmp_path / "fixloop" / "agent" / "submissions.py"
+    wrong.write_text(wrong.read_text() + "\nimport fixloop.verify.gate  # deliberately wrong\n")
+    done = lint(tmp_path)
+    assert done.returncode != 0
+    contract = "the agent reaches the verification gate only through its port (verify/port.py)"
+    assert f"{contract} BROKEN" in done.stdout, done.stdout
+    assert "fixloop.agent.submissions -> fixloop.verify.gate" in done.stdout

@@ -3,23 +3,33 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NoReturn
 
 from fixloop.agent import prompts
 from fixloop.agent.acting import StuckWatch, ToolboxLike, run_calls
 from fixloop.agent.call_protocols import CallProtocol, ProtocolSetting, ToolCall, call_protocol
 from fixloop.agent.context import Conversation
 from fixloop.agent.echo import EchoIndex
-from fixloop.agent.run_state import GateAnswer, LoopLimits, LoopOutcome, LoopStatus, Spent, Step
-from fixloop.agent.sampling_turns import SamplingTurns
+from fixloop.agent.run_state import (
+    LoopLimits,
+    LoopOutcome,
+    LoopStatus,
+    RunEnds,
+    SampleWhy,
+    Spent,
+    Step,
+    TurnEnds,
+)
+from fixloop.agent.sampling_turns import SamplingTurns, round_tools
 from fixloop.agent.submissions import Submissions
 from fixloop.agent.tried import TriedFixes
 from fixloop.events import Action, Calling, Event, Notice, Observation, Reply, Thought, ThoughtDelta
 from fixloop.model.client import ChatModel, ToolsUnsupported
 from fixloop.model.replies import ModelReply
 from fixloop.tools.base import ToolResult
+from fixloop.verify.port import Gate
 
 __all__ = ["LoopLimits", "LoopOutcome", "LoopStatus", "ReActLoop", "Step"]
 REFUSAL = re.compile(
@@ -33,38 +43,38 @@ class ReActLoop:
     """Runs turns until a submit is verified or a budget ends the run.
 
     How calls travel (native tool calls, calls in content, the text protocol) is the `CallProtocol`'s
-    business; `protocol: auto` switches it once, as its docstring says.
+    business; `protocol: auto` switches it once, as its docstring says. A turn ends early by `TurnEnds`
+    and the run by `RunEnds` (run_state.py); both are caught here, in `run` and `_step`.
     """
 
     def __init__(
         self,
         model: ChatModel,
         toolbox: ToolboxLike,
+        gate: Gate,
         *,
         task: str,
-        verify: Callable[[str], Awaitable[GateAnswer]],
         emit: Callable[[Event], None],
+        tried: TriedFixes,
         protocol: ProtocolSetting = "auto",
         limits: LoopLimits | None = None,
-        single_arg: dict[str, str] | None = None,
         compact_tools: bool = False,
         sampling: SamplingTurns | None = None,
-        tried: TriedFixes | None = None,
         history: Sequence[dict[str, Any]] = (),
     ) -> None:
         self.model, self.toolbox, self.emit = model, toolbox, emit
         self.compact_tools = compact_tools
         self.limits = limits or LoopLimits()
-        self.protocol: CallProtocol = call_protocol(protocol, toolbox.names, single_arg)
+        self.protocol: CallProtocol = call_protocol(protocol, toolbox.names)
         self.spent = Spent(self.limits)
         self.sampling = sampling
-        tried = tried if tried is not None else sampling.search.tried if sampling else TriedFixes()
-        self.submissions = Submissions(verify, self.spent, self.limits, emit, tried, lambda: self.step)
+        self.submissions = Submissions(gate, self.spent, self.limits, emit, tried)
         self.stuck = StuckWatch(self.limits.stuck_nudge_at, self.limits.stuck_stop_at)
         self.echo = EchoIndex()
         self.conversation = Conversation.opening(
             self._system_prompt(), task, history, budget_chars=self.limits.context_chars
         )
+        self._last_reasons: tuple[str, ...] = ()  # the latest rejected submit's
 
     @property
     def step(self) -> int:
@@ -75,42 +85,65 @@ class ReActLoop:
         return self.spent.attempts
 
     async def run(self) -> LoopOutcome:
-        last_reasons: tuple[str, ...] = ()
-        if (found := await self._sample("start")) is not None:
-            return found
-        while True:
-            if exhausted := self.spent.exhausted():
-                self.emit(Notice(exhausted, self.step, "budget"))
-                return await self.submissions.final(exhausted, last_reasons or (exhausted,))
-            self.spent.steps += 1
-            step = await self._take_turn()
-            if step.finished is None and (step.rejected or step.repeated):
-                step = Step(await self._sample("rejected" if step.rejected else "repeated"), step.rejected)
-            if step.finished is not None:
-                return step.finished
-            last_reasons = step.rejected or last_reasons
+        """Turns until the run ends; every end comes here, and the outcome is built here only."""
+        try:
+            await self._sample("start")
+            while True:
+                await self._step()
+        except RunEnds as end:
+            return self.spent.outcome(end)
 
-    async def _sample(self, why: str) -> LoopOutcome | None:
-        """A round of candidate fixes (generate and validate) when the run's sampling allows one now."""
+    async def _step(self) -> None:
+        """One turn (or the run's end when a budget is used up); a turn that ends early says what next."""
+        if exhausted := self.spent.exhausted():
+            self.emit(Notice(exhausted, self.step, "budget"))
+            raise await self.submissions.final(exhausted, self._last_reasons or (exhausted,))
+        self.spent.steps += 1
+        try:
+            await self._take_turn()
+        except TurnEnds as ended:
+            for message in ended.messages:
+                self.conversation.add(message)
+            self._last_reasons = ended.reasons or self._last_reasons
+            if ended.sample is not None:
+                await self._sample(ended.sample)
+
+    async def _sample(self, why: SampleWhy) -> None:
+        """A round of candidate fixes (generate and validate) when the run's sampling allows one now; a
+        verified one ends the run. A later round takes a turn of the budget."""
         self.spent.silent_turns = 0
-        return await self.sampling.take(why, self) if self.sampling is not None else None
+        sampling = self.sampling
+        if sampling is None or not sampling.allows(why) or self.spent.exhausted():
+            return
+        self.spent.steps += why != "start"
+        request = self.protocol.request(self.toolbox.schemas(compact=self.compact_tools))
+        tools = round_tools(why, request.tools)
+        summary = await sampling.round(
+            why, self.conversation, tools, request.stop, self._calls_in, self.step, self._count
+        )
+        if summary is not None:
+            raise self.submissions.verified_round(summary)
+
+    def _calls_in(self, reply: ModelReply) -> Sequence[ToolCall]:
+        return self.protocol.read(reply, self.step).calls
+
+    def _count(self, reply: ModelReply) -> None:
+        self.emit(self.spent.count(reply))
 
     def _system_prompt(self) -> str:
         return self.protocol.system_prompt(self.toolbox.text_descriptions())
 
-    async def _take_turn(self) -> Step:
+    async def _take_turn(self) -> None:
         reply = await self._turn()
         if reply.cut == "echo":
             self._re_ask(reply)
-            return Step()
         self.spent.echo_cuts = 0
         calls = self._read(reply)
-        if not calls:  # a model that keeps answering without a call is stuck too: a reason to sample
-            finished = self._handle_no_call(reply)
-            return Step(finished=finished, repeated=self.spent.silent_turns >= self.limits.silent_turns)
+        if not calls:
+            self._handle_no_call(reply)
         self.spent.silent_turns = 0
         self.conversation.add(self.protocol.assistant_message(reply, calls))
-        return await self._act(calls)
+        await self._act(calls)
 
     async def _turn(self) -> ModelReply:
         if shrunk := self.conversation.fit():
@@ -144,12 +177,11 @@ class ReActLoop:
                 why = f"switching to the text protocol for this run: {error.message}"
                 self._switch(self.protocol.on_tools_rejected(), error, why)
 
-    def _re_ask(self, reply: ModelReply) -> None:
+    def _re_ask(self, reply: ModelReply) -> NoReturn:
         """The reply began copying the prompt's context back: keep what came before, ask for a short one."""
         self.spent.echo_cuts += 1
-        if kept := reply.content.strip():
-            self.conversation.add({"role": "assistant", "content": kept})
-        self.conversation.add({"role": "user", "content": prompts.ECHO_NUDGE})
+        kept = reply.content.strip()
+        messages = [{"role": "assistant", "content": kept}] if kept else []
         self.emit(
             Notice(
                 "the model began copying the context back; stopped it and asked for a short "
@@ -158,6 +190,7 @@ class ReActLoop:
                 "echo",
             )
         )
+        raise TurnEnds([*messages, {"role": "user", "content": prompts.ECHO_NUDGE}])
 
     def _switch(self, protocol: CallProtocol | None, error: Exception, notice: str) -> None:
         """Carry on in another mode (its system prompt replaces the first message), or re-raise `error`."""
@@ -176,7 +209,9 @@ class ReActLoop:
             self.emit(Notice(found.switch_notice, self.step, "protocol"))
         return list(found.calls)
 
-    def _handle_no_call(self, reply: ModelReply) -> LoopOutcome | None:
+    def _handle_no_call(self, reply: ModelReply) -> NoReturn:
+        """A reply without a call: nudged, and after `silent_turns` in a row a reason to sample (a model
+        that keeps answering without a call is stuck too); too many refusals end the run."""
         text = reply.content
         refused = bool(reply.refusal) or reply.finish_reason == "content_filter" or bool(REFUSAL.match(text))
         self.conversation.add({"role": "assistant", "content": text or reply.refusal or ""})
@@ -186,17 +221,19 @@ class ReActLoop:
             if self.spent.refusals > self.limits.max_refusals:
                 reason = f"the model refused {self.spent.refusals} times"
                 self.emit(Notice(reason, self.step, "refusal"))
-                return self.spent.outcome("not_fixed", f"not fixed: {reason}", [reason])
+                raise RunEnds("not_fixed", f"not fixed: {reason}", [reason])
             self.emit(Notice("the model refused; asking it to continue", self.step, "refusal"))
             nudge = prompts.REFUSAL_NUDGE
         elif reply.finish_reason == "length":
             nudge = prompts.LENGTH_NUDGE
         self.spent.silent_turns += 1
         self.emit(Notice("no tool call; nudging the model to continue", self.step, "nudge"))
-        self.conversation.add({"role": "user", "content": nudge})
-        return None
+        silent = self.spent.silent_turns >= self.limits.silent_turns
+        raise TurnEnds([{"role": "user", "content": nudge}], sample="repeated" if silent else None)
 
-    async def _act(self, calls: list[ToolCall]) -> Step:
+    async def _act(self, calls: list[ToolCall]) -> None:
+        """Run the calls and record their observations; then a submit may end the run, a rejected submit,
+        a repeated call or a stuck one is a reason to sample."""
         for call in calls:
             self.emit(Action(call.id, call.name, call.shown_arguments(), self.step))
         results = await run_calls(self.toolbox, calls)
@@ -208,12 +245,15 @@ class ReActLoop:
             texts.append(observation.text)
         for message in self.protocol.observation_messages(calls, texts):
             self.conversation.add(message, observation=True)
-        if step.finished is None and step.stuck:
+        if step.finished is not None:
+            raise step.finished
+        if step.stuck:
             self.emit(Notice(step.stuck, self.step, "stuck"))
             if self.sampling is not None and self.sampling.allows("stuck"):  # a reason to sample, not stop
-                return Step(finished=await self._sample("stuck"))
-            return Step(finished=await self.submissions.final(step.stuck, (step.stuck,)))
-        return step
+                raise TurnEnds(sample="stuck")
+            raise await self.submissions.final(step.stuck, (step.stuck,))
+        if step.rejected or step.repeated:
+            raise TurnEnds(sample="rejected" if step.rejected else "repeated", reasons=step.rejected)
 
     async def _observe(self, call: ToolCall, result: ToolResult, step: Step) -> tuple[Observation, Step]:
         """The observation of one call; a submit goes to the gate (the first one of the turn only)."""

@@ -1,26 +1,49 @@
-"""What a run has and has spent: its limits, how a turn came out, how it ended, the running totals."""
+"""What a run has and has spent: its limits, how a turn came out, how it ended, the running totals.
+
+The loop's control flow is two exception families, caught in one place (`ReActLoop.run` and its step):
+`TurnEnds` ends a turn and the run goes on (with messages for the model, perhaps a round of candidates),
+`RunEnds` ends the run; the `LoopOutcome` is built from it there and nowhere else.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal
 
 from fixloop.events import Usage
 from fixloop.model.replies import ModelReply
-from fixloop.result import FileChange
 
 LoopStatus = Literal["fixed", "not_fixed"]
+SampleWhy = Literal["start", "rejected", "repeated", "stuck"]  # why a round of candidates may run now
 
 
-class GateAnswer(Protocol):
-    """The gate's verdict as the loop reads it: what it judged, and for a rejection why, in pytest's words."""
+class TurnEnds(Exception):  # control flow, not an error
+    """The turn is over and the run goes on: `messages` join the conversation (a nudge, say), then a round
+    of candidates runs when `sample` names a reason for one; `reasons` are a rejected submit's."""
 
-    accepted: bool
-    reasons: tuple[str, ...]
-    evidence: tuple[str, ...]
-    changes: tuple[FileChange, ...]
+    def __init__(
+        self,
+        messages: Sequence[dict[str, Any]] = (),
+        *,
+        sample: SampleWhy | None = None,
+        reasons: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(sample or "turn ends")
+        self.messages = tuple(messages)
+        self.sample = sample
+        self.reasons = reasons
+
+
+class RunEnds(Exception):  # control flow, not an error
+    """The run is over: how it ended, in the user's words (`ReActLoop.run` turns it into the outcome)."""
+
+    def __init__(self, status: LoopStatus, summary: str, reasons: Sequence[str] = ()) -> None:
+        super().__init__(summary)
+        self.status: LoopStatus = status
+        self.summary = summary
+        self.reasons = tuple(reasons)
 
 
 @dataclass(frozen=True)
@@ -56,9 +79,10 @@ class LoopOutcome:
 
 @dataclass(frozen=True)
 class Step:
-    """What one turn came to: the run's end, the gate's reasons for a rejected submit, or a stuck call."""
+    """What one turn's calls came to: the run's end, the gate's reasons for a rejected submit, or a stuck
+    call (raised once every call of the turn has its observation)."""
 
-    finished: LoopOutcome | None = None
+    finished: RunEnds | None = None
     rejected: tuple[str, ...] = ()
     stuck: str | None = None
     repeated: bool = False  # a call (or a rejected change) came again: a reason to sample
@@ -105,6 +129,7 @@ class Spent:
             reply.unused_tokens,
         )
 
-    def outcome(self, status: LoopStatus, summary: str, reasons: Sequence[str] = ()) -> LoopOutcome:
+    def outcome(self, end: RunEnds) -> LoopOutcome:
+        """How the run ended, with what it cost (built here only, from the `RunEnds` the loop caught)."""
         tokens = (self.prompt_tokens, self.completion_tokens, self.tokens_estimated)
-        return LoopOutcome(status, summary, self.steps, self.attempts, tuple(reasons), *tokens)
+        return LoopOutcome(end.status, end.summary, self.steps, self.attempts, end.reasons, *tokens)

@@ -18,20 +18,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from fixloop.agent.candidates import BaseFiles, Candidate, read_candidate
+from fixloop.agent.call_protocols import ToolCall
+from fixloop.agent.candidates import BaseFiles, Candidate, FixKey, read_candidate
 from fixloop.agent.edit_forms import CodeReplyWatch, with_focus
 from fixloop.agent.tried import TriedFixes
 from fixloop.errors import ModelError
 from fixloop.events import Event, Notice, Reply
 from fixloop.model.client import Sampling
 from fixloop.model.replies import ModelReply
-from fixloop.result import FileChange
-
-
-class Judge(Protocol):
-    """What a round needs of the verification gate."""
-
-    async def judge(self, changes: list[FileChange]) -> Any: ...
+from fixloop.verify.port import Gate, GateVerdict
 
 
 class Drawer(Protocol):
@@ -61,7 +56,6 @@ class Drawer(Protocol):
 class SampleLimits:
     """One round's budgets and pace."""
 
-    samples: int = 6
     parallel: int = 2  # candidates judged at a time
     draws_at_once: int = 1  # requests in flight at a time (1: a single-slot server)
     temperature: float | None = 0.8  # None: not sent (a model that takes none)
@@ -78,7 +72,7 @@ class RoundRequest:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None
     stop: list[str] | None
-    read_calls: Callable[[ModelReply], Sequence[Any]]
+    read_calls: Callable[[ModelReply], Sequence[ToolCall]]
     step: int
     count: Callable[[ModelReply], None]  # each reply's tokens, added to the run's
     samples: int = 6  # candidates to draw at most
@@ -92,7 +86,7 @@ class RoundResult:
 
     winner: Candidate | None = None
     candidates: list[Candidate] = field(default_factory=list)
-    verdicts: dict[int, Any] = field(default_factory=dict)  # candidate number -> the gate's verdict
+    verdicts: dict[int, GateVerdict] = field(default_factory=dict)  # candidate number -> the gate's verdict
     first_reply: ModelReply | None = None
 
     @property
@@ -106,7 +100,7 @@ class CandidateSearch:
     def __init__(
         self,
         model: Drawer,
-        gate: Judge,
+        gate: Gate,
         base: Callable[[], Awaitable[BaseFiles]],
         limits: SampleLimits,
         *,
@@ -256,7 +250,7 @@ class CandidateSearch:
         self, candidate: Candidate, label: str, step: int, state: _RoundState, result: RoundResult
     ) -> None:
         async with state.slots:
-            verdict = await self.gate.judge(list(candidate.changes))
+            verdict = await self.gate.judge(candidate.changes)
         result.verdicts[candidate.number] = verdict
         if verdict.accepted:
             state.verified.append(candidate)
@@ -290,7 +284,7 @@ class _RoundState:
     base: BaseFiles
     slots: asyncio.Semaphore
     tokens: int = 0
-    seen: dict[Any, int] = field(default_factory=dict)  # candidate key -> the first number with it
+    seen: dict[FixKey, int] = field(default_factory=dict)  # candidate key -> the first number with it
     judging: list[asyncio.Future[None]] = field(default_factory=list)
     verified: list[Candidate] = field(default_factory=list)
 

@@ -7,8 +7,8 @@ import asyncio
 import logging
 
 from fixloop.agent.call_protocols import fixed_prefix
-from fixloop.agent.sampling_turns import first_request_tools
 from fixloop.config import Settings
+from fixloop.engine.assembly import first_request_tools, is_local, plan_run
 from fixloop.errors import FixloopError
 from fixloop.model.client import ChatModel
 from fixloop.model.endpoint import Endpoint, preflight
@@ -17,10 +17,6 @@ from fixloop.model.warm_up import is_local_endpoint, start_warm_up
 from fixloop.tools import tool_catalog
 
 log = logging.getLogger(__name__)
-
-
-def is_local(settings: Settings) -> bool:
-    return settings.model == "local" or settings.model.startswith("local:")
 
 
 async def model_endpoint(settings: Settings) -> tuple[str, str]:
@@ -67,8 +63,8 @@ def warm_up(settings: Settings, base_url: str, model_name: str) -> asyncio.Task[
     (its model's profile applied): a run that starts with a code round sends no tool schemas at first."""
     if not (is_local(settings) or is_local_endpoint(base_url)):
         return None
-    compact = settings.compact_tools or is_local(settings)
-    messages, tools = fixed_prefix(settings.protocol, tool_catalog(), compact)
+    plan = plan_run(settings)
+    messages, tools = fixed_prefix(plan.protocol, tool_catalog(), plan.compact_tools)
     tools = first_request_tools(settings, tools)
     return start_warm_up(base_url, model_name, settings.api_key(), messages, tools, settings.model_timeout)
 

@@ -1,4 +1,5 @@
-"""What a fix run is asked to do: the tests to fix, unsaved buffers, and a rejected run to go on from."""
+"""What a fix run is asked to do: the tests to fix, unsaved buffers, a rejected run to go on from, and what a
+face has already worked out (the tests' project, the run's id), so the engine does not work it out again."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fixloop.project_root import ProjectTarget
 from fixloop.result import FileChange
 
 
@@ -20,6 +22,8 @@ class FixRequest:
     test_ids: tuple[str, ...]
     overlays: Mapping[str, str] = field(default_factory=dict)
     previous: PreviousRun | None = None  # "try another fix": the run whose proposal the user rejected
+    target: ProjectTarget | None = None  # the tests' project, when the face located it (else the run does)
+    run_id: str = ""  # the run's id, when the face named it (else the run makes one)
 
 
 @dataclass(frozen=True)

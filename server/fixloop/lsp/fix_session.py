@@ -13,6 +13,7 @@ from typing import Any
 from lsprotocol import types
 
 from fixloop.config import Settings
+from fixloop.engine import FixRequest, FixRun, PreviousRun
 from fixloop.errors import FixloopError, NothingToFix
 from fixloop.events import Done, Event, Thought, ThoughtDelta
 from fixloop.lsp.apply_edit import propose
@@ -26,7 +27,7 @@ from fixloop.lsp.progress import FixProgress, one_line, short_line, trace_line
 from fixloop.lsp.runs import ActiveRun
 from fixloop.lsp.server import FixloopServer, FixRunLike
 from fixloop.lsp.workspace_edit import EditCapabilities
-from fixloop.project_root import locate
+from fixloop.project_root import ProjectTarget, locate
 from fixloop.result import FixError, FixResult, FixStatus
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class FixSession:
         self.run_id = uuid.uuid4().hex[:12]
         self.test_ids: tuple[str, ...] = ()
         self.root: Path | None = None  # the workspace folder the tests belong to
+        self.project: ProjectTarget | None = None  # the tests' project in it, located once, for the engine
         self.label = "fixloop"
         self.started = time.monotonic()
         self._delta = ""
@@ -110,7 +112,8 @@ class FixSession:
         return await self._deliver(result, target)
 
     async def _prepare(self, target: FixTarget) -> Settings:
-        """Settings, progress and the test ids (a file's first failing test is found by running it)."""
+        """Settings, progress, the test ids (a file's first failing test is found by running it) and their
+        project (the engine checks the model and the ids)."""
         self.root = target.root
         settings, errors = await folder_settings(self.ls, target.root)
         self._warn(errors)
@@ -125,11 +128,10 @@ class FixSession:
             if found is None:
                 raise NothingToFix(f"no failing test in {relpath(target.root, target.file)}")
             self.test_ids, self.label = (found,), f"fixloop: fix {found}"
-        project = await asyncio.to_thread(locate, target.root, self.test_ids)
+        project = self.project = await asyncio.to_thread(locate, target.root, self.test_ids)
         if project.root != target.root:  # a monorepo package: its own [tool.fixloop] counts too
             settings, errors = await folder_settings(self.ls, target.root, project.root)
             self._warn(errors)
-        settings.require_model()
         return settings
 
     def _warn(self, errors: list[str]) -> None:
@@ -137,11 +139,12 @@ class FixSession:
             self.ls.show(f"fixloop: {error} (using the default)", types.MessageType.Warning)
 
     def _make_run(self, target: FixTarget, settings: Settings) -> FixRunLike:
-        from fixloop.engine import FixRequest, FixRun, PreviousRun  # loaded at server start already
-
         again = self.again
         previous = PreviousRun(again.messages, again.proposal, self.reason) if again is not None else None
-        request = FixRequest(target.root, self.test_ids, unsaved_buffers(self.ls, target.root), previous)
+        buffers = unsaved_buffers(self.ls, target.root)
+        request = FixRequest(
+            target.root, self.test_ids, buffers, previous, target=self.project, run_id=self.run_id
+        )
         if self.ls.run_factory is not None:
             return self.ls.run_factory(request, settings, self.on_event)
         return FixRun(request, settings, on_event=self.on_event)

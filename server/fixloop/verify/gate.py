@@ -1,4 +1,5 @@
-"""The gate: judges one submit (tamper guard first, then the tests) and says why it refuses.
+"""The gate: judges one submit (tamper guard first, then the tests) and says why it refuses; a candidate
+fix that a round of samples found is judged alone, and the winner written into the shadow by `accept`.
 
 The tests run on a clean copy holding the baseline plus the proposed changes only — exactly what the user
 would receive — never in the shadow with whatever else the run left there.
@@ -8,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from fixloop.errors import TestRunError
@@ -17,29 +19,19 @@ from fixloop.pytest_runner import TestOutcome, TestRun, TestRunner
 from fixloop.result import FileChange
 from fixloop.shadow import ShadowWorkspace
 from fixloop.shadow.clean_copy import add_clean_copy, make_clean_copy, remove_clean_copies, remove_clean_copy
+from fixloop.shadow.files import check_relpath
 from fixloop.verify.baseline import Baseline, matches, target_outcomes
+from fixloop.verify.port import GateVerdict
 from fixloop.verify.proposal import proposal_changes
 from fixloop.verify.tamper import tamper_reasons
 
 MAX_LISTED = 10  # newly failing tests named one by one before "and N more"
 
 
-@dataclass(frozen=True)
-class GateVerdict:
-    """The gate's answer to one submit; `reasons` are written for the model to act on."""
-
-    accepted: bool
-    reasons: tuple[str, ...]
-    newly_failing: tuple[str, ...] = ()
-    still_failing: tuple[str, ...] = ()
-    # Per failing test, pytest's own account: its assertion's expected vs actual (the `E` lines).
-    evidence: tuple[str, ...] = ()
-    changes: tuple[FileChange, ...] = ()  # what was judged (the proposal, scratch files left out)
-
-
 class VerificationGate:
     """Checks a submitted fix: tamper guard first (cheap), then the tests on a clean copy. `proposal` is the
-    last change set judged (what the user receives when it was accepted)."""
+    last change set judged (what the user receives when it was accepted). The agent sees it as a `Gate`
+    (port.py)."""
 
     def __init__(
         self,
@@ -63,16 +55,18 @@ class VerificationGate:
         verdict, self.proposal = await self._judge_changes(changes, alone=True)
         return replace(verdict, changes=tuple(self.proposal))
 
-    async def judge(self, changes: list[FileChange]) -> GateVerdict:
+    async def judge(self, changes: Sequence[FileChange]) -> GateVerdict:
         """Judge a candidate fix (the baseline plus `changes`) on a clean copy of its own, so that several
         candidates can be judged at once; the shadow and `proposal` are left as they are."""
         if not changes:
             return GateVerdict(False, ("nothing was changed",))
-        verdict, proposed = await self._judge_changes(changes, alone=False)
+        verdict, proposed = await self._judge_changes(list(changes), alone=False)
         return replace(verdict, changes=tuple(proposed))
 
-    def accept(self, changes: list[FileChange]) -> None:
-        """Make `changes`, judged and accepted by `judge`, the proposal the user receives."""
+    async def accept(self, changes: Sequence[FileChange]) -> None:
+        """Make `changes`, judged and accepted by `judge`, what the shadow holds (over the baseline) and the
+        proposal the user receives."""
+        await asyncio.to_thread(put_changes, self.shadow, list(changes))
         self.proposal = list(changes)
 
     async def _judge_changes(
@@ -159,6 +153,19 @@ class VerificationGate:
         if len(newly) > MAX_LISTED:
             reasons.append(f"and {len(newly) - MAX_LISTED} more test(s) that passed before now fail")
         return newly
+
+
+def put_changes(shadow: ShadowWorkspace, changes: list[FileChange]) -> None:
+    """Make the shadow hold the baseline plus exactly `changes` (what the loop changed besides is undone)."""
+    wanted = {change.path for change in changes}
+    undo = [FileChange(c.path, c.new_text, c.old_text) for c in shadow.changes() if c.path not in wanted]
+    for change in [*undo, *changes]:
+        path = shadow.root / check_relpath(change.path)
+        if change.new_text is None:
+            path.unlink(missing_ok=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(change.new_text.encode("utf-8", "surrogateescape"))
 
 
 def failure_evidence(outcome: TestOutcome, max_lines: int = 8) -> str:
