@@ -48,7 +48,9 @@ async def test_the_smallest_verified_candidate_is_proposed_and_a_duplicate_is_ju
     assert proposing in outcome.notices
     requests = outcome.server.requests
     assert len(requests) == 2 and requests[0]["temperature"] == 0 and requests[1]["n"] == 3
-    assert requests[1]["temperature"] > 0 and requests[0]["messages"] == requests[1]["messages"]
+    assert requests[1]["temperature"] > 0 and requests[0]["messages"][:-1] == requests[1]["messages"][:-1]
+    first, batch = (request["messages"][-1]["content"] for request in requests)
+    assert batch.startswith(first) and "Tried and failed" in batch and "result -= i" in batch
     assert [verdict.accepted for verdict in outcome.of(Verdict)] == [True]
     assert "candidate 4 of 4" in outcome.result.summary
 

@@ -24,6 +24,7 @@ from fixloop.tools.textfile import from_text, normalize_newlines
 from fixloop.tools.write_file import written_text
 
 _PATH = re.compile(r"[\w./-]+\.py\b")
+_UNCHANGED = re.compile(r"\bchanges nothing\b")
 MAX_FILES = 40  # files a reply may be applied to: those the conversation names
 
 
@@ -56,6 +57,13 @@ class Candidate:
 
     def describe(self) -> str:
         return describe_changes(self.changes, self.applied)
+
+    @property
+    def unchanged(self) -> bool:
+        """It changes nothing because the code it gives is the code there (a copy back), not because it
+        could not be read or placed."""
+        problems = self.problem.split("; ") if self.problem else []
+        return not self.changes and bool(problems) and all(_UNCHANGED.search(p) for p in problems)
 
 
 @dataclass

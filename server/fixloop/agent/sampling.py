@@ -6,7 +6,10 @@ each, as many at a time as the endpoint serves at once (one for the managed llam
 candidate is judged by the gate on a clean copy of its own, up to `parallel` at a time, while the next ones
 are drawn; a candidate already judged (in this round or before) is not judged again. Drawing stops at the
 first verified candidate, when N are drawn, or when the round's time or token budget is spent; of the
-verified ones the smallest diff wins.
+verified ones the smallest diff wins. Each sampled draw is shown something of its own (draws.py: another
+suspect, another failing call, what was tried and failed); a candidate that copies the code back
+unchanged is answered at once with the failing call and asked again, once per draw; each round's figures
+say what became of its candidates (round_result.py).
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ from typing import Any, Protocol
 
 from fixloop.agent.call_protocols import ToolCall
 from fixloop.agent.candidates import BaseFiles, Candidate, FixKey, read_candidate
-from fixloop.agent.edit_forms import CodeReplyWatch, with_focus
+from fixloop.agent.draws import Draw, DrawVariety, pick, plan_draw, reask_messages
+from fixloop.agent.edit_forms import CodeReplyWatch
+from fixloop.agent.round_result import RoundFigures, RoundResult
 from fixloop.agent.tried import TriedFixes
 from fixloop.errors import ModelError
 from fixloop.events import Event, Notice, Reply
 from fixloop.model.client import Sampling
 from fixloop.model.replies import ModelReply
-from fixloop.verify.port import Gate, GateVerdict
+from fixloop.verify.port import Gate
 
 
 class Drawer(Protocol):
@@ -80,22 +85,12 @@ class RoundRequest:
     focus: tuple[str, ...] = ()  # functions to point sampled candidates at, one each (see focus_points)
 
 
-@dataclass
-class RoundResult:
-    """How a round went: the verified winner (if any), every candidate, and the verdicts of those judged."""
-
-    winner: Candidate | None = None
-    candidates: list[Candidate] = field(default_factory=list)
-    verdicts: dict[int, GateVerdict] = field(default_factory=dict)  # candidate number -> the gate's verdict
-    first_reply: ModelReply | None = None
-
-    @property
-    def first(self) -> Candidate | None:
-        return self.candidates[0] if self.candidates else None
-
-
 class CandidateSearch:
-    """Runs sampling rounds for one fix run; `tried` remembers every failed change set across rounds."""
+    """Runs sampling rounds for one fix run; `tried` remembers every failed change set across rounds.
+
+    `variety` varies what each sampled draw is shown (draws.py); `reask`: a candidate that copies the code
+    back unchanged is answered at once, in its round, with the failing call (once per draw). `figures`
+    holds each round's `RoundFigures`, in order."""
 
     def __init__(
         self,
@@ -106,6 +101,8 @@ class CandidateSearch:
         *,
         emit: Callable[[Event], None],
         tried: TriedFixes | None = None,
+        variety: DrawVariety | None = None,
+        reask: bool = True,
     ) -> None:
         self.model = model
         self.gate = gate
@@ -113,80 +110,89 @@ class CandidateSearch:
         self.limits = limits
         self.emit = emit
         self.tried = tried if tried is not None else TriedFixes()
+        self.variety = variety if variety is not None else DrawVariety()
+        self.reask = reask
         self.rounds = 0
         self.candidates = 0  # drawn in all rounds
+        self.figures: list[RoundFigures] = []
 
     async def round(self, request: RoundRequest) -> RoundResult:
         """Draw, judge and choose; returns when drawing is over and every judging has finished."""
         self.rounds += 1
         result = RoundResult()
         state = _RoundState(time.monotonic(), await self.base(), asyncio.Semaphore(self.limits.parallel))
-        limits = self.limits
         if request.samples > 1:
             self._notice(
-                f"drawing up to {request.samples} candidate fixes, judging {limits.parallel} at a time",
+                f"drawing up to {request.samples} candidate fixes, judging {self.limits.parallel} at a time",
                 request.step,
             )
         state.base.note_paths([str(message.get("content") or "") for message in request.messages])
         try:
-            async for number, reply in self._draws(request, state):
-                self._take(number, reply, request, state, result)
-                if number == 1:  # the best guess's verdict decides whether sampling is needed at all
+            async for draw, reply in self._draws(request, state):
+                candidate = self._take(draw.number, reply, request, state, result)
+                if candidate.unchanged and self.reask and not self._should_stop(state):
+                    await self._ask_again(draw, reply, request, state, result)
+                if draw.number == 1:  # the best guess's verdict decides whether sampling is needed at all
                     await asyncio.gather(*state.judging)
             await asyncio.gather(*state.judging)
         finally:
             await cancel_quietly(state.judging)
         result.winner = min(state.verified, key=lambda c: (c.size, c.number), default=None)
-        self._finish(result, request.step)
+        self._finish(result, request)
         return result
 
     # ---- drawing ------------------------------------------------------------------------------------
 
     async def _draws(
         self, request: RoundRequest, state: _RoundState
-    ) -> AsyncIterator[tuple[int, ModelReply]]:
-        """(number, reply) for each candidate drawn, best guess first, until a stop condition."""
+    ) -> AsyncIterator[tuple[Draw, ModelReply]]:
+        """(draw, reply) for each candidate drawn, best guess first, until a stop condition."""
         limits = self.limits
-        first = await self._draw_one(request, Sampling(limits.best_guess_temperature))
-        if first is not None:
-            yield 1, first
+        first = self._plan(request, 1)
+        reply = await self._draw_one(first, request, Sampling(limits.best_guess_temperature))
+        if reply is not None:
+            yield first, reply
         number = 1
         if limits.batch and request.samples > 2 and not self._should_stop(state):
-            replies = await self._draw_batch(request, request.samples - 1)
+            batch = self._plan(request, 2, focus=False)  # one request: one prompt for all its choices
+            replies = await self._draw_batch(batch, request, request.samples - 1)
             for reply in replies:
                 number += 1
-                yield number, reply
+                yield Draw(number, batch.messages, batch.inputs), reply
             if len(replies) > 1:
                 return
         while number < request.samples and not self._should_stop(state):
-            todo = range(number + 1, min(request.samples, number + limits.draws_at_once) + 1)
+            draws = [
+                self._plan(request, index)
+                for index in range(number + 1, min(request.samples, number + limits.draws_at_once) + 1)
+            ]
             replies = await asyncio.gather(
                 *(
                     self._draw_one(
-                        request,
-                        Sampling(limits.temperature, request.seed_base + index),
-                        self._focus(request, index),
+                        draw, request, Sampling(limits.temperature, request.seed_base + draw.number)
                     )
-                    for index in todo
+                    for draw in draws
                 )
             )
-            for reply in replies:
+            for draw, reply in zip(draws, replies, strict=True):
                 number += 1
                 if reply is not None:
-                    yield number, reply
+                    yield draw, reply
 
-    @staticmethod
-    def _focus(request: RoundRequest, number: int) -> str | None:
-        """The function candidate `number` (2, 3, ...) is pointed at: the second shown, the third, ..."""
-        return request.focus[(number - 1) % len(request.focus)] if request.focus else None
+    def _plan(self, request: RoundRequest, number: int, *, focus: bool = True) -> Draw:
+        """What draw `number` is shown (draws.py); the batch's is not pointed at one suspect."""
+        return plan_draw(
+            request.messages, number, request.focus if focus else (), self.variety, self.tried.lines()
+        )
 
-    async def _draw_one(
-        self, request: RoundRequest, sampling: Sampling, focus: str | None = None
-    ) -> ModelReply | None:
-        messages = with_focus(request.messages, focus) if focus else request.messages
+    async def _draw_one(self, draw: Draw, request: RoundRequest, sampling: Sampling) -> ModelReply | None:
         try:
             reply = await self.model.complete(
-                messages, tools=request.tools, stop=request.stop, watch=CodeReplyWatch(), sampling=sampling
+                draw.messages,
+                tools=request.tools,
+                stop=request.stop,
+                watch=CodeReplyWatch(),
+                sampling=sampling,
             )
         except ModelError as error:
             self._notice(f"a candidate could not be drawn: {error.message}", request.step)
@@ -194,11 +200,11 @@ class CandidateSearch:
         self._counted(reply, request)
         return reply
 
-    async def _draw_batch(self, request: RoundRequest, count: int) -> list[ModelReply]:
+    async def _draw_batch(self, draw: Draw, request: RoundRequest, count: int) -> list[ModelReply]:
         sampling = Sampling(self.limits.temperature, request.seed_base + 2, n=count)
         try:
             replies = await self.model.complete_choices(
-                request.messages, sampling, tools=request.tools, stop=request.stop
+                draw.messages, sampling, tools=request.tools, stop=request.stop
             )
         except ModelError:
             replies = []
@@ -207,6 +213,21 @@ class CandidateSearch:
         for reply in replies:
             self._counted(reply, request)
         return replies[:count]
+
+    async def _ask_again(
+        self, draw: Draw, reply: ModelReply, request: RoundRequest, state: _RoundState, result: RoundResult
+    ) -> None:
+        """A draw that copied the code back is answered with the failing call, once; the answer is judged
+        like any candidate of the round."""
+        inputs = draw.inputs or pick(self.variety.inputs, 1)
+        again = Draw(draw.number, reask_messages(draw, reply.content, inputs), inputs)
+        temperature = self.limits.best_guess_temperature if draw.number == 1 else self.limits.temperature
+        answer = await self._draw_one(
+            again, request, Sampling(temperature, request.seed_base + 50 + draw.number)
+        )
+        if answer is not None:
+            result.asked_again += 1
+            self._take(draw.number, answer, request, state, result, again=True)
 
     def _counted(self, reply: ModelReply, request: RoundRequest) -> None:
         request.count(reply)
@@ -223,28 +244,51 @@ class CandidateSearch:
     # ---- judging ------------------------------------------------------------------------------------
 
     def _take(
-        self, number: int, reply: ModelReply, request: RoundRequest, state: _RoundState, result: RoundResult
-    ) -> None:
-        """Read the candidate in `reply` and start judging it, unless it is nothing new."""
+        self,
+        number: int,
+        reply: ModelReply,
+        request: RoundRequest,
+        state: _RoundState,
+        result: RoundResult,
+        *,
+        again: bool = False,
+    ) -> Candidate:
+        """Read the candidate in `reply` and start judging it, unless it is nothing new; its fate noted."""
         self.candidates += 1
         state.tokens += reply.prompt_tokens + reply.completion_tokens
-        result.first_reply = result.first_reply or reply
+        if result.first_reply is None or (again and number == result.candidates[0].number):
+            result.first_reply = reply
         candidate = read_candidate(number, reply.content, list(request.read_calls(reply)), state.base)
         result.candidates.append(candidate)
         label = f"candidate {number} of {request.samples}" if request.samples > 1 else "the corrected code"
-        if not candidate.changes:
+        label += ", asked again" if again else ""
+        fate, why = self._fate(candidate, state)
+        result.fates.append(fate)
+        if fate == "unchanged":
+            asking = "; asking again with the failing call" if self.reask and not again else ""
+            self._notice(f"{label}: changes nothing — {candidate.problem}{asking}", request.step)
+        elif fate == "invalid":
             self._notice(f"{label}: no usable fix — {candidate.problem}", request.step)
-            return
-        same = state.seen.get(candidate.key)
-        tried = self.tried.get(candidate.key)
-        if same is not None or tried is not None:
-            why = f"same as candidate {same}" if same is not None else f"tried before ({tried.reason})"
+        elif fate != "judged":
             self._notice(f"{label}: {why[:200]}; not judged again", request.step)
-            return
-        state.seen[candidate.key] = number
-        state.judging.append(
-            asyncio.ensure_future(self._judge(candidate, label, request.step, state, result))
-        )
+        else:
+            state.seen[candidate.key] = number
+            state.judging.append(
+                asyncio.ensure_future(self._judge(candidate, label, request.step, state, result))
+            )
+        return candidate
+
+    def _fate(self, candidate: Candidate, state: _RoundState) -> tuple[str, str]:
+        """One of FATES, and why it is not judged."""
+        if not candidate.changes:
+            return ("unchanged" if candidate.unchanged else "invalid"), candidate.problem
+        same = state.seen.get(candidate.key)
+        if same is not None:
+            return "duplicates", f"same as candidate {same}"
+        tried = self.tried.get(candidate.key)
+        if tried is not None:
+            return "tried before", f"tried before ({tried.reason})"
+        return "judged", ""
 
     async def _judge(
         self, candidate: Candidate, label: str, step: int, state: _RoundState, result: RoundResult
@@ -260,8 +304,12 @@ class CandidateSearch:
         self.tried.add(candidate.key, candidate.describe(), reason)
         self._notice(f"{label}: rejected — {reason}", step)
 
-    def _finish(self, result: RoundResult, step: int) -> None:
-        drawn = len(result.candidates)
+    def _finish(self, result: RoundResult, request: RoundRequest) -> None:
+        figures = result.figures
+        self.figures.append(figures)
+        drawn, step = len(result.candidates), request.step
+        if request.samples > 1 or result.asked_again:
+            self.emit(Notice(f"round {self.rounds}: {figures.describe()}", step, "round"))
         if drawn <= 1:
             return  # the one candidate's line said it all
         if result.winner is not None:

@@ -21,3 +21,5 @@ class ModeRun:
     test_seconds: float = 0.0
     transcript: str | None = None
     error: str | None = None
+    distinct: tuple[int, ...] = ()  # per sampling round: the distinct change sets drawn
+    drawn: tuple[int, ...] = ()  # per sampling round: the candidates drawn (re-asks included)

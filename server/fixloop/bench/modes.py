@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fixloop.bench.cases import BenchCase
 from fixloop.bench.mode_run import ModeRun
 from fixloop.config import Settings
 from fixloop.errors import ConfigError, FixloopError
+
+if TYPE_CHECKING:
+    from fixloop.engine import FixRun
 
 Mode = Callable[[BenchCase, Path, Settings], Awaitable[ModeRun]]
 
@@ -34,6 +38,7 @@ async def run_react(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
             test_seconds=run.test_seconds,
             error=error.message,
             transcript=str(run.transcript_path) if run.transcript_path else None,
+            **round_figures(run),
         )
     return ModeRun(
         result.status == "fixed",
@@ -46,7 +51,14 @@ async def run_react(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
         result.model_seconds,
         result.test_seconds,
         result.transcript,
+        **round_figures(run),
     )
+
+
+def round_figures(run: FixRun) -> dict[str, tuple[int, ...]]:
+    """Per sampling round of a finished run: the distinct change sets and the candidates drawn."""
+    figures = run.round_figures
+    return {"distinct": tuple(f.distinct for f in figures), "drawn": tuple(f.drawn for f in figures)}
 
 
 def sampling_available() -> bool:

@@ -109,6 +109,8 @@ async def run_unit(unit: Unit, context: RunContext) -> RunRecord:
         commit=context.origin.commit,
         model_id=context.origin.model_id,
         machine=context.origin.machine,
+        distinct=outcome.distinct,
+        drawn=outcome.drawn,
     )
 
 

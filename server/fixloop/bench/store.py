@@ -40,6 +40,8 @@ class RunRecord:
     commit: str = ""  # fixloop's git revision, or its version when not a checkout
     model_id: str = ""  # the model's name; a local model's with its file's sha256 prefix
     machine: str = ""  # cores, memory, CPU model
+    distinct: tuple[int, ...] = ()  # per sampling round: the distinct change sets its candidates made
+    drawn: tuple[int, ...] = ()  # per sampling round: the candidates drawn (re-asks included)
 
     @property
     def key(self) -> tuple[str, str, int, str]:

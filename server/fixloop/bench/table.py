@@ -20,6 +20,7 @@ CASE_COLUMNS = (
     "model s",
     "test s",
     "wall s",
+    "distinct/round",
 )
 
 
@@ -39,6 +40,7 @@ class CaseRow:
     model_seconds: float
     test_seconds: float
     wall_seconds: float
+    per_round: str  # distinct candidates / drawn, the mean of its sampling rounds ("-": none)
     note: str
     transcripts: tuple[str, ...]
 
@@ -54,6 +56,7 @@ class CaseRow:
             _seconds(self.model_seconds),
             _seconds(self.test_seconds),
             _seconds(self.wall_seconds),
+            self.per_round,
         )
 
 
@@ -72,6 +75,17 @@ def _share(flags: Sequence[bool | None]) -> str:
 
 def _seconds(value: float) -> str:
     return f"{value:.1f}"
+
+
+def distinct_per_round(records: Sequence[RunRecord]) -> str:
+    """ "distinct/drawn": the mean over every sampling round of the runs of the distinct change sets its
+    candidates made and the candidates drawn; "-" when no run sampled."""
+    rounds = [(d, n) for record in records for d, n in zip(record.distinct, record.drawn, strict=False)]
+    if not rounds:
+        return "-"
+    distinct = statistics.mean(d for d, _ in rounds)
+    drawn = statistics.mean(n for _, n in rounds)
+    return f"{_number(round(distinct, 1))}/{_number(round(drawn, 1))}"
 
 
 def case_rows(records: Sequence[RunRecord]) -> list[CaseRow]:
@@ -98,6 +112,7 @@ def case_rows(records: Sequence[RunRecord]) -> list[CaseRow]:
                 _median(runs, lambda r: r.model_seconds),
                 _median(runs, lambda r: r.test_seconds),
                 _median(runs, lambda r: r.wall_seconds),
+                distinct_per_round(runs),
                 next((run.note for run in reversed(runs) if run.status != "fixed"), runs[-1].note),
                 tuple(run.transcript for run in runs if run.transcript),
             )
@@ -139,6 +154,7 @@ def mode_totals(records: Sequence[RunRecord], modes: Sequence[str]) -> list[tupl
         line("median wall s", lambda runs: _seconds(_median(runs, lambda r: r.wall_seconds))),
         line("median tokens, fixed runs", fixed_median(lambda r: r.prompt_tokens + r.completion_tokens)),
         line("median wall s, fixed runs", fixed_median(lambda r: r.wall_seconds)),
+        line("distinct/drawn per round", distinct_per_round),
         line("total tokens", lambda runs: _number(sum(r.prompt_tokens + r.completion_tokens for r in runs))),
         line("total wall s", lambda runs: _seconds(sum(r.wall_seconds for r in runs))),
     ]

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from fixloop.agent.call_protocols import ProtocolSetting
 from fixloop.agent.candidates import BaseFiles, shadow_reader
+from fixloop.agent.draws import DrawVariety
 from fixloop.agent.edit_forms import focus_points
 from fixloop.agent.run_state import LoopLimits
 from fixloop.agent.sampling import CandidateSearch, Drawer, SampleLimits
@@ -18,7 +19,10 @@ from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import ShownFunction
 from fixloop.config import Settings
 from fixloop.events import Event
+from fixloop.pytest_runner.failing_inputs import FailingInputs
+from fixloop.pytest_runner.results import TestRun
 from fixloop.shadow import ShadowWorkspace
+from fixloop.verify.baseline import target_outcomes
 from fixloop.verify.port import Gate
 
 
@@ -40,6 +44,9 @@ class RunPlan:
     warm_start_chars: int
     output_cap: int
     allow_test_edits: bool
+    # issue 20's round ingredients, each off for an ablation
+    reask_unchanged: bool = True  # a copy back is asked again, with the failing call
+    draw_variety: bool = True  # each sampled draw is shown its own failing call and the fixes tried
 
     @property
     def samples_at_all(self) -> bool:
@@ -84,6 +91,8 @@ def plan_run(settings: Settings) -> RunPlan:
         warm_start_chars=settings.warm_start_chars,
         output_cap=settings.output_cap,
         allow_test_edits=settings.allow_test_edits,
+        reask_unchanged=settings.reask_unchanged,
+        draw_variety=settings.draw_variety,
     )
 
 
@@ -118,6 +127,12 @@ def first_request_tools(settings: Settings, tools: Schemas) -> Schemas:
     return round_tools("start", tools) if start_samples(settings) else tools
 
 
+def baseline_inputs(run: TestRun, failing: Sequence[str]) -> tuple[FailingInputs, ...]:
+    """The failing calls of the targets failing in the baseline run (each parameter's own), in order."""
+    outcomes = [outcome for target in failing for outcome in target_outcomes(run, target)]
+    return tuple(o.inputs for o in outcomes if o.failing and o.inputs is not None)
+
+
 def sampling_for(
     plan: RunPlan,
     model: Drawer,
@@ -126,10 +141,12 @@ def sampling_for(
     emit: Callable[[Event], None],
     tried: TriedFixes,
     focus: Sequence[ShownFunction] = (),
+    inputs: Sequence[FailingInputs] = (),
 ) -> SamplingTurns | None:
     """The run's sampling as its plan says (None: none at all); candidates are applied to the files as the
     run found them (the shadow's baseline), and the gate writes the winner. `focus`: the functions the warm
-    start shows, one pointed out to each sampled candidate."""
+    start shows, one pointed out to each sampled candidate; `inputs`: the failing calls of the targets
+    failing in the baseline (a draw's own, a copy back's re-ask)."""
     if not plan.samples_at_all:
         return None
 
@@ -137,7 +154,17 @@ def sampling_for(
         changes = await asyncio.to_thread(shadow.changes)
         return BaseFiles(shadow_reader(shadow.root, {change.path: change.old_text for change in changes}))
 
-    search = CandidateSearch(model, gate, base, plan.sample_limits, emit=emit, tried=tried)
+    variety = DrawVariety(plan.draw_variety, tuple(inputs))
+    search = CandidateSearch(
+        model,
+        gate,
+        base,
+        plan.sample_limits,
+        emit=emit,
+        tried=tried,
+        variety=variety,
+        reask=plan.reask_unchanged,
+    )
     return SamplingTurns(
         search,
         start_samples=plan.start_samples,

@@ -20,10 +20,11 @@ from typing import Any
 from fixloop.agent.candidates import describe_changes, fix_key
 from fixloop.agent.loop import LoopOutcome, ReActLoop
 from fixloop.agent.prompts import another_fix_prompt, task_prompt
+from fixloop.agent.round_result import RoundFigures
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import WarmStart
 from fixloop.config import Settings
-from fixloop.engine.assembly import plan_run, sampling_for
+from fixloop.engine.assembly import baseline_inputs, plan_run, sampling_for
 from fixloop.engine.model_session import check_endpoint, model_endpoint, open_chat_model, warm_up
 from fixloop.engine.preparation import Preparation, Prepared
 from fixloop.engine.request import FixRequest
@@ -62,6 +63,7 @@ class FixRun:
         self._preparation = Preparation(request, self.settings, self.plan, self.emit)
         self.conversation: tuple[dict[str, Any], ...] = ()  # the loop's messages, once it has run
         self.proposal: tuple[FileChange, ...] = ()  # a verified fix, relative to the tests' project
+        self.round_figures: list[RoundFigures] = []  # each sampling round's, as the run goes
 
     @property
     def model_seconds(self) -> float:
@@ -169,6 +171,11 @@ class FixRun:
         )
         gate = VerificationGate(shadow, runner, prepared.baseline, allow_test_edits=plan.allow_test_edits)
         tried = TriedFixes()
+        inputs = baseline_inputs(prepared.baseline.run, prepared.failing)
+        sampling = sampling_for(
+            plan, prepared.model, gate, shadow, self.emit, tried, prepared.warm.functions, inputs
+        )
+        self.round_figures = sampling.search.figures if sampling is not None else []
         task, history = self._first_message(prepared.target.test_ids, prepared.warm, tried)
         loop = ReActLoop(
             prepared.model,
@@ -180,9 +187,7 @@ class FixRun:
             emit=self.emit,
             protocol=plan.protocol,
             compact_tools=plan.compact_tools,
-            sampling=sampling_for(
-                plan, prepared.model, gate, shadow, self.emit, tried, prepared.warm.functions
-            ),
+            sampling=sampling,
             limits=plan.loop,
         )
         return loop, gate
