@@ -99,3 +99,15 @@ def test_sample_mode_proposes_a_verified_candidate(compared):
     assert sample["status"] == "fixed" and sample["claimed"] is True and sample["attempts"] == 1
     assert "-        result += i\n+        result *= i\n" in sample["diff"]
     assert "the corrected function(s)" in requests[-1]["messages"][-1]["content"]
+
+
+def test_the_bench_shows_distinct_candidates_per_round(compared):
+    done, records, _requests, _work = compared
+    assert records["sample"]["distinct"] == [1] and records["sample"]["drawn"] == [1]  # right at once
+    assert records["react"]["distinct"] == [] and records["oneshot"]["distinct"] == []  # no round
+    lines = done.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("case ") and "distinct/round" in line)
+    sample_row = next(line for line in lines if line.split()[:2] == ["demo", "sample"])
+    assert sample_row.split()[-1] == "1/1" and header.split()[-1] == "distinct/round"
+    per_round = next(line for line in lines if line.startswith("distinct/drawn per round"))
+    assert per_round.split()[-3:] == ["-", "-", "1/1"]
