@@ -76,3 +76,12 @@ async def test_with_reask_off_a_copy_back_is_dropped(run_fix) -> None:
     assert len(second["messages"]) == len(first["messages"]) and second["temperature"] > 0
     assert ASKED not in second["messages"][-1]["content"]
     assert "candidate 2 of 2: verified (2 changed line(s))" in outcome.notices
+
+
+async def test_with_failing_inputs_off_the_copy_back_is_asked_again_without_the_call(run_fix) -> None:
+    script = [{"content": UNCHANGED}, {"content": FIX}]
+    outcome = await run_fix("demo", script, samples=3, failingInputs=False, **SAMPLE)
+
+    assert outcome.result.status == "fixed", outcome.notices
+    asked = outcome.server.requests[1]["messages"][-1]["content"]
+    assert "changes nothing" in asked and ASKED not in asked and "failing line" not in asked

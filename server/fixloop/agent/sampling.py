@@ -222,9 +222,8 @@ class CandidateSearch:
         inputs = draw.inputs or pick(self.variety.inputs, 1)
         again = Draw(draw.number, reask_messages(draw, reply.content, inputs), inputs)
         temperature = self.limits.best_guess_temperature if draw.number == 1 else self.limits.temperature
-        answer = await self._draw_one(
-            again, request, Sampling(temperature, request.seed_base + 50 + draw.number)
-        )
+        seed = None if draw.number == 1 else request.seed_base + 50 + draw.number
+        answer = await self._draw_one(again, request, Sampling(temperature, seed))
         if answer is not None:
             result.asked_again += 1
             self._take(draw.number, answer, request, state, result, again=True)

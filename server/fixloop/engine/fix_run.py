@@ -171,7 +171,10 @@ class FixRun:
         )
         gate = VerificationGate(shadow, runner, prepared.baseline, allow_test_edits=plan.allow_test_edits)
         tried = TriedFixes()
-        inputs = baseline_inputs(prepared.baseline.run, prepared.failing)
+        # the failing calls a draw is pointed at and a copy back is told (none when `failingInputs` is off)
+        inputs = (
+            baseline_inputs(prepared.baseline.run, prepared.failing) if self.settings.failing_inputs else ()
+        )
         sampling = sampling_for(
             plan, prepared.model, gate, shadow, self.emit, tried, prepared.warm.functions, inputs
         )
