@@ -85,3 +85,24 @@ async def test_with_failing_inputs_off_the_copy_back_is_asked_again_without_the_
     assert outcome.result.status == "fixed", outcome.notices
     asked = outcome.server.requests[1]["messages"][-1]["content"]
     assert "changes nothing" in asked and ASKED not in asked and "failing line" not in asked
+
+
+async def test_a_later_round_counts_a_fix_tried_before_and_does_not_repeat_the_tried_lines(run_fix) -> None:
+    wrong_edit = {"path": "mathutils.py", "old_text": "result += i", "new_text": "result -= i"}
+    script = [
+        {"content": "Fixing.", "tool_calls": [{"name": "edit_file", "arguments": wrong_edit}]},
+        {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "subtract"}}]},
+        {"content": code("result -= i")},  # the round's best guess: the rejected submit again
+        {"content": FIX},
+    ]
+    outcome = await run_fix("demo", script, strategy="react", editForm="tools", samples=2, sampleRounds=1)
+
+    assert outcome.server.failures == [], outcome.notices
+    assert outcome.result.status == "fixed", outcome.notices
+    figures = [e.text for e in outcome.events if isinstance(e, Notice) and e.kind == "round"]
+    assert figures == [
+        "round 1: 2 candidate(s) drawn, 2 distinct: "
+        "unchanged 0, duplicates 0, tried before 1, invalid 0, judged 1"
+    ]
+    sampled = outcome.server.requests[-1]["messages"][-1]["content"]
+    assert sampled.count("result -= i") == 1  # the round's ask lists it; the draw's hint does not again
