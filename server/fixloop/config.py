@@ -155,6 +155,8 @@ class Settings:
     failing_inputs: bool = setting(True, _flag)  # a failure shows its arguments and expected vs actual
     call_distance_localization: bool = setting(True, _flag)  # near-ties go to what the test calls
     code_answer_placement: bool = setting(True, _flag)  # answers replace nested defs, methods, constants
+    # silence, repeats and stuck calls move the run to the next kind of round (suspect, lines, loop)
+    round_kinds: bool = setting(True, _flag, env=("FIXLOOP_ROUND_KINDS",))
     # The keys some source set (not compared): a model profile fills only the others.
     explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 

@@ -21,3 +21,4 @@ class ModeRun:
     test_seconds: float = 0.0
     transcript: str | None = None
     error: str | None = None
+    rounds_tried: str = ""  # the kinds of round a fixloop run moved through, comma-separated

@@ -46,6 +46,7 @@ async def run_react(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
         result.model_seconds,
         result.test_seconds,
         result.transcript,
+        rounds_tried=",".join(result.rounds_tried),
     )
 
 

@@ -109,6 +109,7 @@ async def run_unit(unit: Unit, context: RunContext) -> RunRecord:
         commit=context.origin.commit,
         model_id=context.origin.model_id,
         machine=context.origin.machine,
+        rounds_tried=outcome.rounds_tried,
     )
 
 

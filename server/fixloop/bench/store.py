@@ -40,6 +40,7 @@ class RunRecord:
     commit: str = ""  # fixloop's git revision, or its version when not a checkout
     model_id: str = ""  # the model's name; a local model's with its file's sha256 prefix
     machine: str = ""  # cores, memory, CPU model
+    rounds_tried: str = ""  # the kinds of round the run moved through (suspect, lines, loop), comma-separated
 
     @property
     def key(self) -> tuple[str, str, int, str]:

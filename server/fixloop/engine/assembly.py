@@ -4,13 +4,15 @@ loop's sampling assembled from it and the run's model, gate and shadow."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from fixloop.agent.call_protocols import ProtocolSetting
 from fixloop.agent.candidates import BaseFiles, shadow_reader
 from fixloop.agent.edit_forms import focus_points
+from fixloop.agent.line_round import LineRound, ShortDraws
+from fixloop.agent.round_kinds import RoundKinds
 from fixloop.agent.run_state import LoopLimits
 from fixloop.agent.sampling import CandidateSearch, Drawer, SampleLimits
 from fixloop.agent.sampling_turns import SamplingTurns, round_tools
@@ -18,6 +20,7 @@ from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import ShownFunction
 from fixloop.config import Settings
 from fixloop.events import Event
+from fixloop.pytest_runner.results import TestOutcome
 from fixloop.shadow import ShadowWorkspace
 from fixloop.verify.port import Gate
 
@@ -40,6 +43,7 @@ class RunPlan:
     warm_start_chars: int
     output_cap: int
     allow_test_edits: bool
+    round_kinds: bool = True  # silence and repeats move the run to the next kind of round (round_kinds.py)
 
     @property
     def samples_at_all(self) -> bool:
@@ -84,6 +88,7 @@ def plan_run(settings: Settings) -> RunPlan:
         warm_start_chars=settings.warm_start_chars,
         output_cap=settings.output_cap,
         allow_test_edits=settings.allow_test_edits,
+        round_kinds=settings.round_kinds,
     )
 
 
@@ -126,10 +131,12 @@ def sampling_for(
     emit: Callable[[Event], None],
     tried: TriedFixes,
     focus: Sequence[ShownFunction] = (),
+    failures: Sequence[TestOutcome] = (),
 ) -> SamplingTurns | None:
     """The run's sampling as its plan says (None: none at all); candidates are applied to the files as the
     run found them (the shadow's baseline), and the gate writes the winner. `focus`: the functions the warm
-    start shows, one pointed out to each sampled candidate."""
+    start shows, one pointed out to each sampled candidate; with `failures` (the failing targets' outcomes)
+    they make the line-level round's lines."""
     if not plan.samples_at_all:
         return None
 
@@ -145,4 +152,26 @@ def sampling_for(
         rounds=plan.rounds,
         focus=focus_points(focus) if plan.focus else (),
         teach=plan.loop.teach,
+        kinds=RoundKinds() if plan.round_kinds else None,
+        lines=line_round(plan, model, gate, base, emit, tried, focus, failures) if plan.round_kinds else None,
     )
+
+
+LINE_SAMPLES = 8  # a line-level round's draws (short ones)
+LINE_TOKENS = 96  # a line answer's length at most
+
+
+def line_round(
+    plan: RunPlan,
+    model: Drawer,
+    gate: Gate,
+    base: Callable[[], Awaitable[BaseFiles]],
+    emit: Callable[[Event], None],
+    tried: TriedFixes,
+    functions: Sequence[ShownFunction],
+    failures: Sequence[TestOutcome],
+) -> LineRound:
+    """The line-level round: many short draws, each judged by the gate like any candidate."""
+    drawer = ShortDraws(model, LINE_TOKENS)
+    search = CandidateSearch(drawer, gate, base, plan.sample_limits, emit=emit, tried=tried)
+    return LineRound(search, functions, failures, max(LINE_SAMPLES, plan.samples))

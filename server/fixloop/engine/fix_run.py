@@ -33,12 +33,14 @@ from fixloop.model.client import ChatModel
 from fixloop.model.profiles import with_profile
 from fixloop.model.warm_up import settle
 from fixloop.project_root import ProjectTarget
+from fixloop.pytest_runner.results import TestOutcome
 from fixloop.result import FileChange, FixResult, FixStatus
 from fixloop.shadow import unified_diff
 from fixloop.tools import build_toolbox
 from fixloop.tools.workspace import Workspace
 from fixloop.transcript import Transcript
 from fixloop.verify import VerificationGate
+from fixloop.verify.baseline import target_outcomes
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +183,14 @@ class FixRun:
             protocol=plan.protocol,
             compact_tools=plan.compact_tools,
             sampling=sampling_for(
-                plan, prepared.model, gate, shadow, self.emit, tried, prepared.warm.functions
+                plan,
+                prepared.model,
+                gate,
+                shadow,
+                self.emit,
+                tried,
+                prepared.warm.functions,
+                failing_outcomes(prepared),
             ),
             limits=plan.loop,
         )
@@ -228,6 +237,7 @@ class FixRun:
             completion_tokens=outcome.completion_tokens,
             tokens_estimated=outcome.tokens_estimated,
             reasons=outcome.reasons,
+            rounds_tried=outcome.rounds_tried,
         )
         self.emit(Done(result.status, result.summary, self.steps, {"files": result.files}))
         assert self.transcript is not None
@@ -248,3 +258,9 @@ class FixRun:
             await asyncio.shield(asyncio.to_thread(shadow.close))
         if self.transcript is not None:
             self.transcript.close()
+
+
+def failing_outcomes(prepared: Prepared) -> list[TestOutcome]:
+    """The failing targets' outcomes in the baseline (their frames and inputs make a line-level round)."""
+    run = prepared.baseline.run
+    return [o for target in prepared.failing for o in target_outcomes(run, target) if o.failing]
