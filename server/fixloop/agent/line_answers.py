@@ -6,10 +6,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fixloop.tools.fences import FENCE_LINE
+
 # "line 12: return a - b", "Line 12 -> ...", "12: ...", "- `line 12: ...`"; the code may be empty (a deletion
 # is written "line 12:" with nothing after it)
 _LINE = re.compile(r"^\s*(?:[-*]\s+)?`?\s*(?:line\s+)?(\d{1,6})\s*(?::|->|=>)\s?(.*?)`?\s*$", re.IGNORECASE)
-_FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ def read_line_answer(reply: str) -> tuple[LineEdit, ...]:
     """The line edits a reply writes, in its order; fences and prose around them are skipped."""
     edits = []
     for raw in reply.splitlines():
-        if _FENCE.match(raw):
+        if FENCE_LINE.match(raw):
             continue
         match = _LINE.match(raw)
         if match is not None and int(match.group(1)) > 0:
