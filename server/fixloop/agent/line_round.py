@@ -13,6 +13,7 @@ from fixloop.agent.edit_forms import CONTINUE_WITH_TOOLS
 from fixloop.agent.line_answers import apply_line_edits, canonical, read_line_answer
 from fixloop.agent.sampling import CandidateSearch, Drawer, RoundRequest, RoundResult
 from fixloop.agent.warm_start import ShownFunction
+from fixloop.events import Notice
 from fixloop.model.client import Sampling
 from fixloop.model.replies import ModelReply
 from fixloop.project import is_test_path
@@ -86,6 +87,9 @@ class LineRound:
         spot = line_spot(self.functions, self.failures, lambda path: base.texts([path]).get(path))
         text = base.texts([spot.path]).get(spot.path) if spot is not None else None
         if spot is None or text is None:
+            self.search.emit(
+                Notice("line-level round: no lines of the code under test to show", step, "rounds")
+            )
             return None, ""
         messages = [
             {"role": "system", "content": SYSTEM},
@@ -93,7 +97,14 @@ class LineRound:
         ]
         read = _line_calls(spot.path, text)
         request = RoundRequest(
-            messages, None, None, read, step, count, self.samples, 100 * self.search.rounds + 50
+            messages=messages,
+            tools=None,
+            stop=None,
+            read_calls=read,
+            step=step,
+            count=count,
+            samples=self.samples,
+            seed_base=100 * self.search.rounds + 50,
         )
         result = await self.search.round(request)
         if result.winner is not None:
