@@ -157,6 +157,8 @@ class Settings:
     code_answer_placement: bool = setting(True, _flag)  # answers replace nested defs, methods, constants
     reask_unchanged: bool = setting(True, _flag, env=("FIXLOOP_REASK_UNCHANGED",))  # a copy back: asked again
     draw_variety: bool = setting(True, _flag, env=("FIXLOOP_DRAW_VARIETY",))  # a draw its own hints
+    # silence, repeats and stuck calls move the run to the next kind of round (suspect, lines, loop)
+    round_kinds: bool = setting(True, _flag, env=("FIXLOOP_ROUND_KINDS",))
     # The keys some source set (not compared): a model profile fills only the others.
     explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 

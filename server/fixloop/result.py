@@ -48,6 +48,7 @@ class FixResult:
     reasons: tuple[str, ...] = ()  # the gate's last reasons when the fix was not verified
     failure_reason: str | None = None  # why a verified fix was not applied
     error: FixError | None = None  # set when status is "error"
+    rounds_tried: tuple[str, ...] = ()  # the kinds of round the run moved through (a bench figure, not JSON)
 
     @property
     def files(self) -> list[str]:

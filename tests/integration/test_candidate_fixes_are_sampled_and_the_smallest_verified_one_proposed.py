@@ -138,6 +138,7 @@ async def test_replies_without_a_call_in_a_row_move_the_run_to_sampling(run_fix)
 
     assert outcome.server.failures == []
     assert outcome.result.status == "fixed", outcome.notices
-    assert outcome.notices.count("no tool call; nudging the model to continue") == 2
+    assert outcome.notices.count("no tool call; nudging the model to continue") == 1  # then the next round
+    assert "no tool call: moving on to candidates focused on the next suspect" in outcome.notices
     assert "+        result *= i" in outcome.result.diff
     assert outcome.result.steps == 3  # two silent turns and the round

@@ -12,6 +12,7 @@ from fixloop.agent.acting import StuckWatch, ToolboxLike, run_calls
 from fixloop.agent.call_protocols import CallProtocol, ProtocolSetting, ToolCall, call_protocol
 from fixloop.agent.context import Conversation
 from fixloop.agent.echo import EchoIndex
+from fixloop.agent.round_kinds import LOOP_ASK, SAID, RoundKind
 from fixloop.agent.run_state import (
     LoopLimits,
     LoopOutcome,
@@ -91,7 +92,10 @@ class ReActLoop:
             while True:
                 await self._step()
         except RunEnds as end:
-            return self.spent.outcome(end)
+            kinds = self.sampling.kinds if self.sampling is not None else None
+            if kinds is not None:
+                self.emit(Notice(f"rounds tried: {kinds.said()}", self.step, "rounds"))
+            return self.spent.outcome(end, kinds.tried if kinds is not None else None)
 
     async def _step(self) -> None:
         """One turn (or the run's end when a budget is used up); a turn that ends early says what next."""
@@ -113,7 +117,11 @@ class ReActLoop:
         verified one ends the run. A later round takes a turn of the budget."""
         self.spent.silent_turns = 0
         sampling = self.sampling
-        if sampling is None or not sampling.allows(why) or self.spent.exhausted():
+        if sampling is None or self.spent.exhausted():
+            return
+        if sampling.kinds is not None and why in ("repeated", "silent", "stuck"):
+            return await self._next_kind(why)
+        if not sampling.allows(why):
             return
         self.spent.steps += why != "start"
         request = self.protocol.request(self.toolbox.schemas(compact=self.compact_tools))
@@ -123,6 +131,48 @@ class ReActLoop:
         )
         if summary is not None:
             raise self.submissions.verified_round(summary)
+
+    async def _next_kind(self, why: SampleWhy) -> None:
+        """Silence, a repeat or a stuck call: the next kind of round instead of another nudge (a verified fix
+        ends the run); once every kind has been tried, the run ends, saying which were."""
+        assert self.sampling is not None and self.sampling.kinds is not None
+        kinds = self.sampling.kinds
+        kind = kinds.take()
+        if kind is None:
+            reason = f"stuck with every kind of round tried ({kinds.said()})"
+            self.emit(Notice(reason, self.step, "rounds"))
+            raise await self.submissions.final(reason, self._last_reasons or (reason,))
+        said = {"silent": "no tool call", "repeated": "a repeat", "stuck": "stuck"}.get(why, why)
+        self.emit(Notice(f"{said}: moving on to {SAID[kind]}", self.step, "rounds"))
+        self.spent.steps += 1
+        summary = await self._kind_round(kind)
+        if summary is not None:
+            raise self.submissions.verified_round(summary)
+
+    async def _kind_round(self, kind: RoundKind) -> str | None:
+        """One round of `kind`; the verified fix's summary, else None (the conversation says what next)."""
+        sampling = self.sampling
+        assert sampling is not None
+        if kind == "loop":
+            self.conversation.add({"role": "user", "content": LOOP_ASK})
+            return None
+        if kind == "lines" and sampling.lines is not None:
+            summary, feedback = await sampling.lines.round(self.step, self._count)
+            self.conversation.add({"role": "user", "content": feedback or LOOP_ASK}, observation=True)
+            return summary
+        request = self.protocol.request(self.toolbox.schemas(compact=self.compact_tools))
+        point = sampling.next_point()
+        return await sampling.round(
+            "repeated",
+            self.conversation,
+            request.tools,
+            request.stop,
+            self._calls_in,
+            self.step,
+            self._count,
+            point=point,
+            counted=False,
+        )
 
     def _calls_in(self, reply: ModelReply) -> Sequence[ToolCall]:
         return self.protocol.read(reply, self.step).calls
@@ -227,6 +277,10 @@ class ReActLoop:
         elif reply.finish_reason == "length":
             nudge = prompts.LENGTH_NUDGE
         self.spent.silent_turns += 1
+        kinds = self.sampling.kinds if self.sampling is not None else None
+        if kinds is not None and self.spent.silent_turns >= kinds.silent_limit(self.limits.silent_turns):
+            kinds.silent_switches += 1
+            raise TurnEnds(sample="silent")  # the next kind of round, not another nudge
         self.emit(Notice("no tool call; nudging the model to continue", self.step, "nudge"))
         silent = self.spent.silent_turns >= self.limits.silent_turns
         raise TurnEnds([{"role": "user", "content": nudge}], sample="repeated" if silent else None)
@@ -249,7 +303,10 @@ class ReActLoop:
             raise step.finished
         if step.stuck:
             self.emit(Notice(step.stuck, self.step, "stuck"))
-            if self.sampling is not None and self.sampling.allows("stuck"):  # a reason to sample, not stop
+            sampling = self.sampling
+            if sampling is not None and (
+                sampling.kinds is not None or sampling.allows("stuck")
+            ):  # not a stop
                 raise TurnEnds(sample="stuck")
             raise await self.submissions.final(step.stuck, (step.stuck,))
         if step.rejected or step.repeated:

@@ -16,7 +16,9 @@ from fixloop.events import Usage
 from fixloop.model.replies import ModelReply
 
 LoopStatus = Literal["fixed", "not_fixed"]
-SampleWhy = Literal["start", "rejected", "repeated", "stuck"]  # why a round of candidates may run now
+SampleWhy = Literal[
+    "start", "rejected", "repeated", "silent", "stuck"
+]  # why a round of candidates may run now
 
 
 class TurnEnds(Exception):  # control flow, not an error
@@ -75,6 +77,7 @@ class LoopOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     tokens_estimated: bool = False  # some turn's usage was counted by fixloop (a cut stream, no usage sent)
+    rounds_tried: tuple[str, ...] = ()  # the kinds of round the run moved through (agent/round_kinds.py)
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,12 @@ class Spent:
             reply.unused_tokens,
         )
 
-    def outcome(self, end: RunEnds) -> LoopOutcome:
-        """How the run ended, with what it cost (built here only, from the `RunEnds` the loop caught)."""
+    def outcome(self, end: RunEnds, rounds_tried: Sequence[str] | None = None) -> LoopOutcome:
+        """How the run ended, with what it cost (built here only, from the `RunEnds` the loop caught); a run
+        that moves through kinds of round (`rounds_tried` not None) and is not fixed says which it tried."""
         tokens = (self.prompt_tokens, self.completion_tokens, self.tokens_estimated)
-        return LoopOutcome(end.status, end.summary, self.steps, self.attempts, end.reasons, *tokens)
+        summary = end.summary
+        if rounds_tried is not None and end.status != "fixed" and "round tried" not in summary:
+            summary += f" (rounds tried: {', '.join(rounds_tried) or 'none'})"
+        tried = tuple(rounds_tried or ())
+        return LoopOutcome(end.status, summary, self.steps, self.attempts, end.reasons, *tokens, tried)

@@ -16,7 +16,9 @@ from typing import Any
 
 from fixloop.agent.call_protocols import ToolCall
 from fixloop.agent.context import Conversation
-from fixloop.agent.edit_forms import resample_ask, round_feedback
+from fixloop.agent.edit_forms import resample_ask, round_feedback, with_focus
+from fixloop.agent.line_round import LineRound
+from fixloop.agent.round_kinds import RoundKinds
 from fixloop.agent.run_state import SampleWhy
 from fixloop.agent.sampling import CandidateSearch, RoundRequest, RoundResult
 from fixloop.model.replies import ModelReply
@@ -35,6 +37,8 @@ class SamplingTurns:
         rounds: int,
         focus: Sequence[str] = (),
         teach: bool = True,
+        kinds: RoundKinds | None = None,
+        lines: LineRound | None = None,
     ) -> None:
         self.search = search
         self.start_samples = start_samples  # 0: no start round; 1: the code form's best guess alone
@@ -43,6 +47,9 @@ class SamplingTurns:
         self.focus = tuple(focus)  # point sampled candidates at different functions of the prompt's code
         self.teach = teach  # a failed round shows expected vs actual, the diff and what was tried
         self._started = False
+        self.kinds = kinds  # silence, repeats and stuck calls move the run to the next kind of round
+        self.lines = lines  # the line-level round (one of the kinds)
+        self._focused = 1  # the focus points pointed at so far (the start round's best guess: the first)
 
     def allows(self, why: SampleWhy) -> bool:
         if why == "start":
@@ -58,17 +65,17 @@ class SamplingTurns:
         read_calls: Callable[[ModelReply], Sequence[ToolCall]],
         step: int,
         count: Callable[[ModelReply], None],
+        point: str | None = None,
+        counted: bool = True,
     ) -> str | None:
         """Run one round; the summary of the verified fix it proposes (the gate holds it), else None (the
-        conversation then holds what the model should learn from it)."""
-        ask: dict[str, Any] | None = None
-        if why == "start":
-            self._started = True
-            samples = self.start_samples
-        else:
-            self.rounds -= 1
-            samples = self.samples
-            ask = {"role": "user", "content": resample_ask(self.search.tried.lines() if self.teach else [])}
+        conversation then holds what the model should learn from it). A round with a `point` points every
+        candidate at that function; a round of a kind (not `counted`) takes none of the `rounds`."""
+        start = why == "start"
+        self._started |= start
+        self.rounds -= counted and not start
+        samples = self.start_samples if start else self.samples
+        ask = None if start else self._ask(point)
         messages = [*conversation.messages, *([ask] if ask else [])]
         request = RoundRequest(
             messages,
@@ -79,7 +86,7 @@ class SamplingTurns:
             count,
             samples,
             seed_base=100 * self.search.rounds,
-            focus=self.focus,
+            focus=() if point else self.focus,
         )
         result = await self.search.round(request)
         if result.winner is not None:
@@ -87,6 +94,20 @@ class SamplingTurns:
             return _summary(result, samples)
         self._teach(conversation, ask, result)
         return None
+
+    def _ask(self, point: str | None) -> dict[str, Any]:
+        """The message that opens a later round (pointed at `point`, when there is one)."""
+        ask = {"role": "user", "content": resample_ask(self.search.tried.lines() if self.teach else [])}
+        return with_focus([ask], point)[0] if point else ask
+
+    def next_point(self) -> str | None:
+        """The next suspect not yet focused (the functions the warm start shows, in its order), else the
+        first again; None when there is none."""
+        if not self.focus:
+            return None
+        point = self.focus[self._focused % len(self.focus)]
+        self._focused += 1
+        return point
 
     def _teach(self, conversation: Conversation, ask: dict[str, Any] | None, result: RoundResult) -> None:
         first = result.first

@@ -23,3 +23,4 @@ class ModeRun:
     error: str | None = None
     distinct: tuple[int, ...] = ()  # per sampling round: the distinct change sets drawn
     drawn: tuple[int, ...] = ()  # per sampling round: the candidates drawn (re-asks included)
+    rounds_tried: str = ""  # the kinds of round a fixloop run moved through, comma-separated

@@ -52,6 +52,7 @@ async def run_react(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
         result.test_seconds,
         result.transcript,
         **round_figures(run),
+        rounds_tried=",".join(result.rounds_tried),
     )
 
 

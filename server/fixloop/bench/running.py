@@ -111,6 +111,7 @@ async def run_unit(unit: Unit, context: RunContext) -> RunRecord:
         machine=context.origin.machine,
         distinct=outcome.distinct,
         drawn=outcome.drawn,
+        rounds_tried=outcome.rounds_tried,
     )
 
 

@@ -42,6 +42,7 @@ class RunRecord:
     machine: str = ""  # cores, memory, CPU model
     distinct: tuple[int, ...] = ()  # per sampling round: the distinct change sets its candidates made
     drawn: tuple[int, ...] = ()  # per sampling round: the candidates drawn (re-asks included)
+    rounds_tried: str = ""  # the kinds of round the run moved through (suspect, lines, loop), comma-separated
 
     @property
     def key(self) -> tuple[str, str, int, str]:

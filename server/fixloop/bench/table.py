@@ -60,6 +60,11 @@ class CaseRow:
         )
 
 
+def _kinds_tried(record: RunRecord) -> float:
+    """Kinds of round a run moved through (next suspect, line-level, the loop): 0 to 3."""
+    return len([kind for kind in record.rounds_tried.split(",") if kind])
+
+
 def _median(records: Sequence[RunRecord], value: Callable[[RunRecord], float]) -> float:
     return statistics.median(value(record) for record in records) if records else 0.0
 
@@ -147,6 +152,7 @@ def mode_totals(records: Sequence[RunRecord], modes: Sequence[str]) -> list[tupl
         *(line(status, count(status)) for status in STATUS_ORDER),
         line("edited a bug file", lambda runs: _share([r.edited_bug_file for r in runs])),
         line("median steps", lambda runs: _number(_median(runs, lambda r: r.steps))),
+        line("median kinds of round tried", lambda runs: _number(_median(runs, _kinds_tried))),
         line("median prompt tokens", lambda runs: _number(_median(runs, lambda r: r.prompt_tokens))),
         line("median completion tokens", lambda runs: _number(_median(runs, lambda r: r.completion_tokens))),
         line("median model s", lambda runs: _seconds(_median(runs, lambda r: r.model_seconds))),

@@ -4,7 +4,7 @@ loop's sampling assembled from it and the run's model, gate and shadow."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -12,6 +12,8 @@ from fixloop.agent.call_protocols import ProtocolSetting
 from fixloop.agent.candidates import BaseFiles, shadow_reader
 from fixloop.agent.draws import DrawVariety
 from fixloop.agent.edit_forms import focus_points
+from fixloop.agent.line_round import LineRound, ShortDraws
+from fixloop.agent.round_kinds import RoundKinds
 from fixloop.agent.run_state import LoopLimits
 from fixloop.agent.sampling import CandidateSearch, Drawer, SampleLimits
 from fixloop.agent.sampling_turns import SamplingTurns, round_tools
@@ -20,7 +22,7 @@ from fixloop.agent.warm_start import ShownFunction
 from fixloop.config import Settings
 from fixloop.events import Event
 from fixloop.pytest_runner.failing_inputs import FailingInputs
-from fixloop.pytest_runner.results import TestRun
+from fixloop.pytest_runner.results import TestOutcome, TestRun
 from fixloop.shadow import ShadowWorkspace
 from fixloop.verify.baseline import target_outcomes
 from fixloop.verify.port import Gate
@@ -47,6 +49,7 @@ class RunPlan:
     # issue 20's round ingredients, each off for an ablation
     reask_unchanged: bool = True  # a copy back is asked again, with the failing call
     draw_variety: bool = True  # each sampled draw is shown its own failing call and the fixes tried
+    round_kinds: bool = True  # silence and repeats move the run to the next kind of round (round_kinds.py)
 
     @property
     def samples_at_all(self) -> bool:
@@ -93,6 +96,7 @@ def plan_run(settings: Settings) -> RunPlan:
         allow_test_edits=settings.allow_test_edits,
         reask_unchanged=settings.reask_unchanged,
         draw_variety=settings.draw_variety,
+        round_kinds=settings.round_kinds,
     )
 
 
@@ -142,18 +146,15 @@ def sampling_for(
     tried: TriedFixes,
     focus: Sequence[ShownFunction] = (),
     inputs: Sequence[FailingInputs] = (),
+    failures: Sequence[TestOutcome] = (),
 ) -> SamplingTurns | None:
-    """The run's sampling as its plan says (None: none at all); candidates are applied to the files as the
-    run found them (the shadow's baseline), and the gate writes the winner. `focus`: the functions the warm
-    start shows, one pointed out to each sampled candidate; `inputs`: the failing calls of the targets
-    failing in the baseline (a draw's own, a copy back's re-ask)."""
+    """The run's sampling as its plan says (None: none); candidates apply to the baseline files and the gate
+    writes the winner. `focus`: the warm start's functions, one pointed out to each draw; `inputs`: the
+    baseline's failing calls (a draw's own, a copy back's re-ask); `failures`: the line round's lines."""
     if not plan.samples_at_all:
         return None
 
-    async def base() -> BaseFiles:
-        changes = await asyncio.to_thread(shadow.changes)
-        return BaseFiles(shadow_reader(shadow.root, {change.path: change.old_text for change in changes}))
-
+    base = baseline_files(shadow)
     variety = DrawVariety(plan.draw_variety, tuple(inputs))
     search = CandidateSearch(
         model,
@@ -172,4 +173,46 @@ def sampling_for(
         rounds=plan.rounds,
         focus=focus_points(focus) if plan.focus else (),
         teach=plan.loop.teach,
+        kinds=RoundKinds() if plan.round_kinds else None,
+        lines=line_round(plan, model, gate, base, emit, tried, focus, failures) if plan.round_kinds else None,
     )
+
+
+def baseline_files(shadow: ShadowWorkspace) -> Callable[[], Awaitable[BaseFiles]]:
+    """The files as the run found them (the shadow's baseline), read when a round applies candidates."""
+
+    async def base() -> BaseFiles:
+        changes = await asyncio.to_thread(shadow.changes)
+        return BaseFiles(shadow_reader(shadow.root, {change.path: change.old_text for change in changes}))
+
+    return base
+
+
+LINE_SAMPLES = 8  # a line-level round's draws (short ones)
+LINE_TOKENS = 96  # a line answer's length at most
+
+
+def line_round(
+    plan: RunPlan,
+    model: Drawer,
+    gate: Gate,
+    base: Callable[[], Awaitable[BaseFiles]],
+    emit: Callable[[Event], None],
+    tried: TriedFixes,
+    functions: Sequence[ShownFunction],
+    failures: Sequence[TestOutcome],
+) -> LineRound:
+    """The line-level round: many short draws, each judged by the gate like any candidate."""
+    drawer = ShortDraws(model, LINE_TOKENS)
+    # A line answer is short and plain: no per-draw hints, no code-form re-ask.
+    search = CandidateSearch(
+        drawer,
+        gate,
+        base,
+        plan.sample_limits,
+        emit=emit,
+        tried=tried,
+        variety=DrawVariety(False),
+        reask=False,
+    )
+    return LineRound(search, functions, failures, max(LINE_SAMPLES, plan.samples))

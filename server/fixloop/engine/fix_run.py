@@ -21,6 +21,7 @@ from fixloop.agent.candidates import describe_changes, fix_key
 from fixloop.agent.loop import LoopOutcome, ReActLoop
 from fixloop.agent.prompts import another_fix_prompt, task_prompt
 from fixloop.agent.round_result import RoundFigures
+from fixloop.agent.sampling_turns import SamplingTurns
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import WarmStart
 from fixloop.config import Settings
@@ -34,12 +35,14 @@ from fixloop.model.client import ChatModel
 from fixloop.model.profiles import with_profile
 from fixloop.model.warm_up import settle
 from fixloop.project_root import ProjectTarget
+from fixloop.pytest_runner.results import TestOutcome
 from fixloop.result import FileChange, FixResult, FixStatus
 from fixloop.shadow import unified_diff
 from fixloop.tools import build_toolbox
 from fixloop.tools.workspace import Workspace
 from fixloop.transcript import Transcript
 from fixloop.verify import VerificationGate
+from fixloop.verify.baseline import target_outcomes
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +161,26 @@ class FixRun:
         warm_up(settings, base_url, model_name)
         return open_chat_model(settings, base_url, model_name)
 
+    def _sampling(
+        self, prepared: Prepared, gate: VerificationGate, tried: TriedFixes
+    ) -> SamplingTurns | None:
+        """The run's sampling, pointed at the warm start's functions and the baseline's failing calls (none
+        when `failingInputs` is off) and outcomes (the line-level round's lines)."""
+        inputs = (
+            baseline_inputs(prepared.baseline.run, prepared.failing) if self.settings.failing_inputs else ()
+        )
+        return sampling_for(
+            self.plan,
+            prepared.model,
+            gate,
+            prepared.shadow,
+            self.emit,
+            tried,
+            prepared.warm.functions,
+            inputs,
+            failing_outcomes(prepared),
+        )
+
     def _assemble(self, prepared: Prepared) -> tuple[ReActLoop, VerificationGate]:
         """The loop, its tools, its gate and its sampling, as the run's plan says."""
         plan, shadow, runner = self.plan, prepared.shadow, prepared.runner
@@ -171,13 +194,7 @@ class FixRun:
         )
         gate = VerificationGate(shadow, runner, prepared.baseline, allow_test_edits=plan.allow_test_edits)
         tried = TriedFixes()
-        # the failing calls a draw is pointed at and a copy back is told (none when `failingInputs` is off)
-        inputs = (
-            baseline_inputs(prepared.baseline.run, prepared.failing) if self.settings.failing_inputs else ()
-        )
-        sampling = sampling_for(
-            plan, prepared.model, gate, shadow, self.emit, tried, prepared.warm.functions, inputs
-        )
+        sampling = self._sampling(prepared, gate, tried)
         self.round_figures = sampling.search.figures if sampling is not None else []
         task, history = self._first_message(prepared.target.test_ids, prepared.warm, tried)
         loop = ReActLoop(
@@ -236,6 +253,7 @@ class FixRun:
             completion_tokens=outcome.completion_tokens,
             tokens_estimated=outcome.tokens_estimated,
             reasons=outcome.reasons,
+            rounds_tried=outcome.rounds_tried,
         )
         self.emit(Done(result.status, result.summary, self.steps, {"files": result.files}))
         assert self.transcript is not None
@@ -256,3 +274,9 @@ class FixRun:
             await asyncio.shield(asyncio.to_thread(shadow.close))
         if self.transcript is not None:
             self.transcript.close()
+
+
+def failing_outcomes(prepared: Prepared) -> list[TestOutcome]:
+    """The failing targets' outcomes in the baseline (their frames and inputs make a line-level round)."""
+    run = prepared.baseline.run
+    return [o for target in prepared.failing for o in target_outcomes(run, target) if o.failing]

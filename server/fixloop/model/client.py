@@ -51,9 +51,12 @@ class Sampling:
     temperature: float | None  # None: not sent (the endpoint's own)
     seed: int | None = None
     n: int = 1
+    max_tokens: int | None = None  # a short answer (a line-level round's), below the client's own cap
 
     def request(self) -> dict[str, Any]:
         values: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
+        if self.max_tokens is not None:
+            values["max_tokens"] = self.max_tokens
         if self.seed is not None:
             values["seed"] = self.seed
         if self.n > 1:
@@ -239,7 +242,9 @@ class ChatModel:
         if stop:
             kwargs["stop"] = list(stop)
         if self.max_output_tokens:
-            kwargs["max_tokens"] = self.max_output_tokens
+            kwargs["max_tokens"] = min(
+                kwargs.get("max_tokens", self.max_output_tokens), self.max_output_tokens
+            )
         return kwargs
 
     async def _complete_once(

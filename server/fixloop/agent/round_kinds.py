@@ -1,0 +1,50 @@
+"""The kinds of round a run moves through when the model is silent, repeats itself or is stuck.
+
+Instead of nudging again, the run moves to the next kind of round, in this order: candidates focused on the
+next suspect ("suspect"), a line-level round ("lines"), then the loop's own tool turns ("loop"). A run stops
+before its budget only once every kind has been tried, and says which were.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+RoundKind = Literal["suspect", "lines", "loop"]
+KINDS: tuple[RoundKind, ...] = ("suspect", "lines", "loop")
+LOOP_ASK = (
+    "Rounds of candidate fixes found nothing. Work with the tools now: read the code the failing test "
+    "reaches (read_file), change it (edit_file or replace_function), run_tests, then submit. "
+    "Call one tool now."
+)
+SAID = {
+    "suspect": "candidates focused on the next suspect",
+    "lines": "a line-level round",
+    "loop": "the loop's tool turns",
+}
+
+
+class RoundKinds:
+    """Which kinds of round are left, and which were tried (in the order tried)."""
+
+    def __init__(self, kinds: tuple[RoundKind, ...] = KINDS) -> None:
+        self.left: list[RoundKind] = list(kinds)
+        self.tried: list[RoundKind] = []
+        self.silent_switches = (
+            0  # kinds moved to because of silence: after the first, one silent reply is enough
+        )
+
+    def take(self) -> RoundKind | None:
+        """The next kind (now counted as tried), None once every kind has been tried."""
+        if not self.left:
+            return None
+        kind = self.left.pop(0)
+        self.tried.append(kind)
+        return kind
+
+    def silent_limit(self, silent_turns: int) -> int:
+        """Replies without a call in a row that move to the next kind: two at first, then one, so that two
+        silent replies in a row never happen twice in one run."""
+        return 1 if self.silent_switches else silent_turns
+
+    def said(self) -> str:
+        return ", ".join(self.tried) or "none"

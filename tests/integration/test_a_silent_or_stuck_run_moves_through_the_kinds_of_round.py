@@ -1,0 +1,120 @@
+"""Silence, repeats and stuck calls move the run to the next kind of round (candidates on the next suspect,
+a line-level round, the loop) instead of nudging again; a run ends early only once every kind was tried."""
+
+from __future__ import annotations
+
+from fixloop.events import Notice
+
+DEF = "def factorial(n: int) -> int:\n    # n! = 1 * 2 * ... * n, and factorial(0) == 1\n"
+
+
+def code(body: str) -> str:
+    return f"The bug is in factorial.\n\nmathutils.py\n```python\n{DEF}{body}```\n"
+
+
+WRONG = code("    result = 1\n    for i in range(2, n + 1):\n        result -= i\n    return result\n")
+OTHER_WRONG = code("    result = 0\n    for i in range(2, n + 1):\n        result += i\n    return result\n")
+PROSE = {"content": "The bug is probably in the loop of factorial; it should multiply."}
+NO_LINE = {"content": "I am not sure which line is wrong."}
+SAMPLE = {"strategy": "sample", "editForm": "code", "samples": 2, "sampleRounds": 0, "temperature": 0}
+HINT = "Hint: the bug may well be in `factorial` in mathutils.py"
+
+
+def rounds(outcome) -> list[str]:
+    return [e.text for e in outcome.events if isinstance(e, Notice) and e.kind == "rounds"]
+
+
+def line_requests(outcome) -> list[dict]:
+    return [r for r in outcome.server.requests if r.get("max_tokens") == 96]
+
+
+async def test_a_silent_model_gets_a_suspect_round_then_a_line_round_and_never_two_silent_pairs(run_fix):
+    script = [
+        {"content": WRONG},  # the start round: the best guess and one sampled candidate
+        {"content": OTHER_WRONG},
+        PROSE,  # nudged once
+        PROSE,  # two in a row: the next kind, candidates on the next suspect
+        {"content": WRONG},
+        {"content": OTHER_WRONG},
+        PROSE,  # one silent reply is enough now: the line-level round
+        *[NO_LINE] * 8,
+        PROSE,  # then the loop
+        PROSE,  # every kind tried: the run ends
+        *[PROSE] * 10,
+    ]
+    outcome = await run_fix("demo", script, maxSteps=30, **SAMPLE)
+
+    assert outcome.result.status == "not_fixed"
+    assert outcome.notices.count("no tool call; nudging the model to continue") == 1
+    assert rounds(outcome)[:3] == [
+        "no tool call: moving on to candidates focused on the next suspect",
+        "no tool call: moving on to a line-level round",
+        "no tool call: moving on to the loop's tool turns",
+    ]
+    requests = outcome.server.requests
+    assert HINT in requests[4]["messages"][-1]["content"] and HINT in requests[5]["messages"][-1]["content"]
+    lines = line_requests(outcome)
+    assert len(lines) == 8 and requests.index(lines[0]) == 7
+    shown = lines[0]["messages"][-1]["content"]
+    assert "8:         result += i" in shown and "line N: <the new code of line N>" in shown
+    assert "test_factorial_of_five" in shown  # what failed, with its inputs
+    assert "every kind of round tried (suspect, lines, loop)" in outcome.result.summary
+    assert len(requests) == 17 and outcome.result.steps < 30  # stopped with its budget left, saying why
+
+
+async def test_a_line_answer_that_fixes_the_bug_is_verified_and_proposed(run_fix):
+    script = [
+        {"content": WRONG},
+        {"content": OTHER_WRONG},
+        PROSE,
+        PROSE,
+        {"content": WRONG},
+        {"content": OTHER_WRONG},
+        PROSE,
+        NO_LINE,
+        {"content": "The loop adds instead of multiplying:\n```python\nline 8: result *= i\n```"},
+    ]
+    outcome = await run_fix("demo", script, **SAMPLE)
+
+    assert outcome.result.status == "fixed", outcome.notices
+    assert "-        result += i\n+        result *= i\n" in outcome.result.diff
+    assert "line-level round" in outcome.result.summary
+    assert "candidate 2 of 8: verified (2 changed line(s))" in outcome.notices
+
+
+async def test_a_stuck_run_with_kinds_left_goes_on_to_them_and_says_which_it_tried(run_fix):
+    same = {"tool_calls": [{"name": "read_file", "arguments": {"path": "does_not_exist.py"}}]}
+    script = [
+        same,
+        same,
+        {"content": WRONG},
+        {"content": OTHER_WRONG},
+        same,
+        *[NO_LINE] * 8,
+        same,
+        same,
+        same,
+    ]
+    outcome = await run_fix("demo", script, strategy="react", editForm="tools", samples=2, sampleRounds=1)
+
+    assert outcome.result.status == "not_fixed"
+    said = rounds(outcome)
+    assert said[0] == "a repeat: moving on to candidates focused on the next suspect"
+    assert said[1] == "stuck: moving on to a line-level round"
+    assert "every kind of round tried (suspect, lines, loop)" in outcome.result.summary
+    assert len(line_requests(outcome)) == 8
+
+
+async def test_with_round_kinds_off_a_silent_model_is_nudged_until_the_budget_ends_the_run(run_fix):
+    outcome = await run_fix(
+        "demo",
+        [{"content": WRONG}, {"content": OTHER_WRONG}, *[PROSE] * 12],
+        maxSteps=6,
+        roundKinds=False,
+        **SAMPLE,
+    )
+
+    assert outcome.result.status == "not_fixed"
+    assert "step budget" in outcome.result.summary and "rounds tried" not in outcome.result.summary
+    assert outcome.notices.count("no tool call; nudging the model to continue") >= 4
+    assert rounds(outcome) == [] and line_requests(outcome) == []
