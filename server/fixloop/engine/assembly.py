@@ -17,8 +17,9 @@ from fixloop.agent.sampling_turns import SamplingTurns, round_tools
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import ShownFunction
 from fixloop.config import Settings
-from fixloop.events import Event
+from fixloop.events import Event, Notice
 from fixloop.shadow import ShadowWorkspace
+from fixloop.tools.code_placement import PlacementHints
 from fixloop.verify.port import Gate
 
 
@@ -40,6 +41,9 @@ class RunPlan:
     warm_start_chars: int
     output_cap: int
     allow_test_edits: bool
+    # issue 20, what a failure shows and where a code answer lands (each setting turns its part off)
+    failing_inputs: bool = True  # prompts that show a failure show its failing call
+    code_answer_placement: bool = True  # answers replace nested defs, methods and module constants
 
     @property
     def samples_at_all(self) -> bool:
@@ -84,6 +88,8 @@ def plan_run(settings: Settings) -> RunPlan:
         warm_start_chars=settings.warm_start_chars,
         output_cap=settings.output_cap,
         allow_test_edits=settings.allow_test_edits,
+        failing_inputs=settings.failing_inputs,
+        code_answer_placement=settings.code_answer_placement,
     )
 
 
@@ -112,6 +118,12 @@ def sampled_temperature(settings: Settings) -> float | None:
 Schemas = list[dict[str, Any]] | None
 
 
+def placement_hints(plan: RunPlan, suspects: Sequence[str]) -> PlacementHints:
+    """Where a code answer lands: the run's suspects ("path::name", best first) tell two definitions of one
+    name apart; `codeAnswerPlacement` off keeps answers to top-level functions and unique methods."""
+    return PlacementHints(suspects=tuple(suspects), anywhere=plan.code_answer_placement)
+
+
 def first_request_tools(settings: Settings, tools: Schemas) -> Schemas:
     """The schemas of a run's first request (what a prompt cache is warmed with): the start round's, if
     the run has one, else the loop's."""
@@ -126,16 +138,21 @@ def sampling_for(
     emit: Callable[[Event], None],
     tried: TriedFixes,
     focus: Sequence[ShownFunction] = (),
+    suspects: Sequence[str] = (),
 ) -> SamplingTurns | None:
     """The run's sampling as its plan says (None: none at all); candidates are applied to the files as the
     run found them (the shadow's baseline), and the gate writes the winner. `focus`: the functions the warm
-    start shows, one pointed out to each sampled candidate."""
+    start shows, one pointed out to each sampled candidate; `suspects` ("path::name", best first) decide
+    which of two definitions of one name a code answer replaces, the choice said in the progress."""
     if not plan.samples_at_all:
         return None
 
     async def base() -> BaseFiles:
         changes = await asyncio.to_thread(shadow.changes)
-        return BaseFiles(shadow_reader(shadow.root, {change.path: change.old_text for change in changes}))
+        read = shadow_reader(shadow.root, {change.path: change.old_text for change in changes})
+        return BaseFiles(
+            read, hints=placement_hints(plan, suspects), say=lambda text: emit(Notice(text, 0, "placement"))
+        )
 
     search = CandidateSearch(model, gate, base, plan.sample_limits, emit=emit, tried=tried)
     return SamplingTurns(

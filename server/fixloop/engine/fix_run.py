@@ -23,7 +23,7 @@ from fixloop.agent.prompts import another_fix_prompt, task_prompt
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import WarmStart
 from fixloop.config import Settings
-from fixloop.engine.assembly import plan_run, sampling_for
+from fixloop.engine.assembly import placement_hints, plan_run, sampling_for
 from fixloop.engine.model_session import check_endpoint, model_endpoint, open_chat_model, warm_up
 from fixloop.engine.preparation import Preparation, Prepared
 from fixloop.engine.request import FixRequest
@@ -35,7 +35,7 @@ from fixloop.model.warm_up import settle
 from fixloop.project_root import ProjectTarget
 from fixloop.result import FileChange, FixResult, FixStatus
 from fixloop.shadow import unified_diff
-from fixloop.tools import build_toolbox
+from fixloop.tools import Toolbox, build_toolbox
 from fixloop.tools.workspace import Workspace
 from fixloop.transcript import Transcript
 from fixloop.verify import VerificationGate
@@ -159,15 +159,14 @@ class FixRun:
     def _assemble(self, prepared: Prepared) -> tuple[ReActLoop, VerificationGate]:
         """The loop, its tools, its gate and its sampling, as the run's plan says."""
         plan, shadow, runner = self.plan, prepared.shadow, prepared.runner
-        toolbox = build_toolbox(
-            Workspace(shadow.root),
+        toolbox = self._toolbox(prepared)
+        gate = VerificationGate(
+            shadow,
             runner,
-            default_test_ids=list(prepared.failing or prepared.target.test_ids),  # run_tests without ids
-            output_cap=plan.output_cap,
-            protect_tests=not plan.allow_test_edits,
-            baseline=prepared.baseline.run,
+            prepared.baseline,
+            allow_test_edits=plan.allow_test_edits,
+            failing_inputs=plan.failing_inputs,
         )
-        gate = VerificationGate(shadow, runner, prepared.baseline, allow_test_edits=plan.allow_test_edits)
         tried = TriedFixes()
         task, history = self._first_message(prepared.target.test_ids, prepared.warm, tried)
         loop = ReActLoop(
@@ -181,11 +180,32 @@ class FixRun:
             protocol=plan.protocol,
             compact_tools=plan.compact_tools,
             sampling=sampling_for(
-                plan, prepared.model, gate, shadow, self.emit, tried, prepared.warm.functions
+                plan,
+                prepared.model,
+                gate,
+                shadow,
+                self.emit,
+                tried,
+                prepared.warm.functions,
+                prepared.suspects,
             ),
             limits=plan.loop,
         )
         return loop, gate
+
+    def _toolbox(self, prepared: Prepared) -> Toolbox:
+        """The loop's tools, confined to the shadow, as the run's plan says."""
+        plan = self.plan
+        return build_toolbox(
+            Workspace(prepared.shadow.root),
+            prepared.runner,
+            default_test_ids=list(prepared.failing or prepared.target.test_ids),  # run_tests without ids
+            output_cap=plan.output_cap,
+            protect_tests=not plan.allow_test_edits,
+            baseline=prepared.baseline.run,
+            show_inputs=plan.failing_inputs,
+            hints=placement_hints(plan, prepared.suspects),
+        )
 
     def _first_message(
         self, test_ids: tuple[str, ...], warm: WarmStart, tried: TriedFixes

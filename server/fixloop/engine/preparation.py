@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from fixloop.agent.localize import Suspect, ends_in_test, find_suspects
+from fixloop.agent.localize import Suspect, ends_in_test, find_suspects, module_names_read
 from fixloop.agent.warm_start import WarmStart, gather_warm_start
 from fixloop.config import Settings
 from fixloop.engine.assembly import RunPlan
@@ -46,6 +47,9 @@ class Prepared:
     failing: tuple[str, ...]  # the targets failing in the baseline
     warm: WarmStart  # the warm start (empty when going on with a conversation, which holds it already)
     model: ChatModel
+    # "path::Class.name", best first: the suspects by coverage and the module-level names they read, else
+    # the functions the warm start shows (which of two definitions of one name a code answer replaces)
+    suspects: tuple[str, ...] = ()
 
 
 class Preparation:
@@ -76,8 +80,8 @@ class Preparation:
         self.emit(Notice("running the target tests to record the baseline", 0, "baseline"))
         baseline = await unless_endpoint_fails(opening, record_baseline(runner, target.test_ids))
         failing = await self._say_what_the_baseline_found(runner, shadow, baseline, target.test_ids)
-        warm = await self._warm_start(runner, shadow, baseline, target.test_ids)
-        return Prepared(target, shadow, runner, baseline, failing, warm, await opening)
+        warm, suspects = await self._warm_start(runner, shadow, baseline, target.test_ids)
+        return Prepared(target, shadow, runner, baseline, failing, warm, await opening, suspects)
 
     async def _locate(self) -> ProjectTarget:
         """The tests' project (the face's, when the request carries it); the test ids checked first."""
@@ -158,14 +162,25 @@ class Preparation:
 
     async def _warm_start(
         self, runner: PytestRunner, shadow: ShadowWorkspace, baseline: Baseline, test_ids: tuple[str, ...]
-    ) -> WarmStart:
-        """The first prompt's code and failure; none when going on with a conversation (it holds one)."""
+    ) -> tuple[WarmStart, tuple[str, ...]]:
+        """The first prompt's code and failure, and the suspects' names for placing code answers; none when
+        going on with a conversation (it holds one)."""
         if self.request.previous is not None:
-            return WarmStart()
+            return WarmStart(), ()
         suspects = await self._localize(runner, shadow.root, baseline, test_ids)
-        return await asyncio.to_thread(
-            gather_warm_start, shadow.root, baseline.run, list(test_ids), self.plan.warm_start_chars, suspects
+        names_read = await asyncio.to_thread(module_names_read, shadow.root, suspects[:3]) if suspects else []
+        warm = await asyncio.to_thread(
+            functools.partial(
+                gather_warm_start, names_read=names_read, failing_inputs=self.plan.failing_inputs
+            ),
+            shadow.root,
+            baseline.run,
+            list(test_ids),
+            self.plan.warm_start_chars,
+            suspects,
         )
+        named = [*suspects, *names_read] or warm.functions
+        return warm, tuple(dict.fromkeys(f"{item.path}::{item.name}" for item in named))
 
     async def _localize(
         self, runner: PytestRunner, root: Path, baseline: Baseline, test_ids: tuple[str, ...]
