@@ -76,3 +76,25 @@ async def test_of_two_methods_of_one_name_the_suspect_is_replaced_and_the_choice
     assert "-        return sum(self.prices[1:])" in outcome.result.diff
     placed = [e.text for e in outcome.of(Notice) if e.kind == "placement"]
     assert placed and "replaced Basket.total, the suspect" in placed[0], outcome.notices
+
+
+async def test_with_code_answer_placement_off_the_constant_is_neither_shown_nor_replaced(
+    run_fix, tmp_path: Path
+) -> None:
+    edit = {"path": "shop/codes.py", "old_text": "{3}", "new_text": "{2,3}"}
+    script = [
+        {"content": CONSTANT_ANSWER, "expect": {"messages_not_contain": "a module-level assignment"}},
+        {
+            "content": "Editing.",
+            "tool_calls": [{"name": "edit_file", "arguments": edit}],
+            "expect": {"last_message_contains": "could not be applied"},
+        },
+        {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "two letters"}}]},
+    ]
+    root = project(tmp_path / "codes", CODES)
+    target = ["tests/test_codes.py::test_two_letters"]
+    outcome = await run_fix(root, script, target, editForm="code", codeAnswerPlacement=False)
+
+    assert outcome.server.failures == [], outcome.notices
+    assert outcome.result.status == "fixed", outcome.notices
+    assert [v.accepted for v in outcome.of(Verdict)] == [True]  # the code answer was never judged

@@ -168,7 +168,11 @@ class Preparation:
         if self.request.previous is not None:
             return WarmStart(), ()
         suspects = await self._localize(runner, shadow.root, baseline, test_ids)
-        names_read = await asyncio.to_thread(module_names_read, shadow.root, suspects[:3]) if suspects else []
+        names_read = (
+            await asyncio.to_thread(module_names_read, shadow.root, suspects[:3])
+            if suspects and self.plan.code_answer_placement  # a constant is a fix target only with it
+            else []
+        )
         warm = await asyncio.to_thread(
             functools.partial(
                 gather_warm_start, names_read=names_read, failing_inputs=self.plan.failing_inputs
