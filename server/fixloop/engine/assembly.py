@@ -4,7 +4,7 @@ loop's sampling assembled from it and the run's model, gate and shadow."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -118,10 +118,13 @@ def sampled_temperature(settings: Settings) -> float | None:
 Schemas = list[dict[str, Any]] | None
 
 
-def placement_hints(plan: RunPlan, suspects: Sequence[str]) -> PlacementHints:
-    """Where a code answer lands: the run's suspects ("path::name", best first) tell two definitions of one
-    name apart; `codeAnswerPlacement` off keeps answers to top-level functions and unique methods."""
-    return PlacementHints(suspects=tuple(suspects), anywhere=plan.code_answer_placement)
+def placement_hints(
+    plan: RunPlan, suspects: Sequence[str], lines_run: Mapping[str, Collection[int]]
+) -> PlacementHints:
+    """Where a code answer lands: the run's suspects ("path::name", best first), then the lines the failing
+    tests ran (by file), tell two definitions of one name apart; `codeAnswerPlacement` off keeps answers to
+    top-level functions and unique methods."""
+    return PlacementHints(tuple(suspects), dict(lines_run), anywhere=plan.code_answer_placement)
 
 
 def first_request_tools(settings: Settings, tools: Schemas) -> Schemas:
@@ -138,21 +141,19 @@ def sampling_for(
     emit: Callable[[Event], None],
     tried: TriedFixes,
     focus: Sequence[ShownFunction] = (),
-    suspects: Sequence[str] = (),
+    hints: PlacementHints | None = None,
 ) -> SamplingTurns | None:
     """The run's sampling as its plan says (None: none at all); candidates are applied to the files as the
     run found them (the shadow's baseline), and the gate writes the winner. `focus`: the functions the warm
-    start shows, one pointed out to each sampled candidate; `suspects` ("path::name", best first) decide
-    which of two definitions of one name a code answer replaces, the choice said in the progress."""
+    start shows, one pointed out to each sampled candidate; `hints` (`placement_hints`) decide which of two
+    definitions of one name a code answer replaces, the choice said in the progress."""
     if not plan.samples_at_all:
         return None
 
     async def base() -> BaseFiles:
         changes = await asyncio.to_thread(shadow.changes)
         read = shadow_reader(shadow.root, {change.path: change.old_text for change in changes})
-        return BaseFiles(
-            read, hints=placement_hints(plan, suspects), say=lambda text: emit(Notice(text, 0, "placement"))
-        )
+        return BaseFiles(read, hints=hints, say=lambda text: emit(Notice(text, 0, "placement")))
 
     search = CandidateSearch(model, gate, base, plan.sample_limits, emit=emit, tried=tried)
     return SamplingTurns(

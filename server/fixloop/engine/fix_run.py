@@ -23,7 +23,7 @@ from fixloop.agent.prompts import another_fix_prompt, task_prompt
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import WarmStart
 from fixloop.config import Settings
-from fixloop.engine.assembly import placement_hints, plan_run, sampling_for
+from fixloop.engine.assembly import plan_run, sampling_for
 from fixloop.engine.model_session import check_endpoint, model_endpoint, open_chat_model, warm_up
 from fixloop.engine.preparation import Preparation, Prepared
 from fixloop.engine.request import FixRequest
@@ -187,7 +187,7 @@ class FixRun:
                 self.emit,
                 tried,
                 prepared.warm.functions,
-                prepared.suspects,
+                prepared.hints,
             ),
             limits=plan.loop,
         )
@@ -204,7 +204,7 @@ class FixRun:
             protect_tests=not plan.allow_test_edits,
             baseline=prepared.baseline.run,
             show_inputs=plan.failing_inputs,
-            hints=placement_hints(plan, prepared.suspects),
+            hints=prepared.hints,
         )
 
     def _first_message(
