@@ -152,9 +152,11 @@ class Settings:
     # full: a rejection shows expected vs actual, the diff and the fixes tried; reasons: the gate's reasons
     feedback: str = setting("full", _one_of(*FEEDBACK), env=("FIXLOOP_FEEDBACK",))
     # Each ingredient of the search can be turned off, for ablations (all on by default):
-    failing_inputs: bool = setting(True, _flag)  # a failure shows its arguments and expected vs actual
+    # a failure shows its arguments and expected vs actual (warm start, run_tests, rejections, rounds)
+    failing_inputs: bool = setting(True, _flag, env=("FIXLOOP_FAILING_INPUTS",))
     call_distance_localization: bool = setting(True, _flag)  # near-ties go to what the test calls
-    code_answer_placement: bool = setting(True, _flag)  # answers replace nested defs, methods, constants
+    # answers replace nested defs, methods, constants (two of one name: the suspect's)
+    code_answer_placement: bool = setting(True, _flag, env=("FIXLOOP_CODE_ANSWER_PLACEMENT",))
     reask_unchanged: bool = setting(True, _flag, env=("FIXLOOP_REASK_UNCHANGED",))  # a copy back: asked again
     draw_variety: bool = setting(True, _flag, env=("FIXLOOP_DRAW_VARIETY",))  # a draw its own hints
     # silence, repeats and stuck calls move the run to the next kind of round (suspect, lines, loop)

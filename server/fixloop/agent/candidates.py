@@ -17,6 +17,7 @@ from fixloop.agent.call_protocols import ToolCall
 from fixloop.errors import FixloopError
 from fixloop.project import is_test_path
 from fixloop.result import FileChange
+from fixloop.tools.code_placement import PlacementHints
 from fixloop.tools.code_reply import ReplyEdit, apply_code_blocks, code_blocks
 from fixloop.tools.edit_file import edit_text
 from fixloop.tools.replace_function import replaced_function
@@ -73,6 +74,8 @@ class BaseFiles:
 
     read: Callable[[str], str | None]
     known: list[str] = field(default_factory=list)
+    hints: PlacementHints | None = None  # the run's suspects: which of two definitions of one name to replace
+    say: Callable[[str], None] | None = None  # told which one was chosen (a progress notice)
     _texts: dict[str, str | None] = field(default_factory=dict)
 
     def note_paths(self, texts: Sequence[str]) -> None:
@@ -101,7 +104,9 @@ def read_candidate(number: int, reply: str, calls: Sequence[ToolCall], base: Bas
     """The candidate in one reply: its fenced code applied by AST, else its edit calls applied in turn."""
     blocks = code_blocks(reply)
     if blocks:
-        edit = apply_code_blocks(blocks, base.texts([b.path for b in blocks if b.path]))
+        edit = apply_code_blocks(blocks, base.texts([b.path for b in blocks if b.path]), base.hints)
+        for choice in edit.choices if base.say is not None else ():
+            base.say(f"candidate {number}: {choice}")
         return _candidate(number, reply, edit, base)
     edits = [call for call in calls if call.name in ("edit_file", "write_file", "replace_function")]
     if not edits:
@@ -136,7 +141,7 @@ def _apply_calls(calls: Sequence[ToolCall], base: BaseFiles) -> ReplyEdit:
             continue
         current = files.get(path) or base.texts([path]).get(path)
         try:
-            new, note = _apply_call(call.name, arguments, path, current)
+            new, note = _apply_call(call.name, arguments, path, current, base.hints)
         except FixloopError as error:
             problems.append(f"{call.name} {path}: {error.message}")
             continue
@@ -147,7 +152,7 @@ def _apply_calls(calls: Sequence[ToolCall], base: BaseFiles) -> ReplyEdit:
 
 
 def _apply_call(
-    name: str, arguments: Mapping[str, object], path: str, current: str | None
+    name: str, arguments: Mapping[str, object], path: str, current: str | None, hints: PlacementHints | None
 ) -> tuple[str, str]:
     """One edit call applied to `current` (None: no such file) by the tool's own code, as the loop would
     apply it: the new text, in the file's newline style, and what was done."""
@@ -161,7 +166,7 @@ def _apply_call(
         old, new = (normalize_newlines(str(arguments.get(key, ""))) for key in ("old_text", "new_text"))
         return base.restyled(edit_text(base, old, new, path).text), "edited"
     function = str(arguments.get("name", ""))
-    text, _ = replaced_function(base.text, path, function, str(arguments.get("code", "")))
+    text, _ = replaced_function(base.text, path, function, str(arguments.get("code", "")), hints)
     return base.restyled(text), f"replaced {function or 'the function'}"
 
 

@@ -34,6 +34,7 @@ def code_ask(paths: Sequence[str]) -> str:
 
 RESAMPLE_ASK = """Let us try fixes as code. {tried}Reply with the corrected function(s) of the code under \
 test, each whole, in a ```python block with the file's path on the line before it, and nothing else."""
+FAILING_CALLS = "The failing call (its arguments, the failing line, actual and expected values):"
 CONTINUE_WITH_TOOLS = (
     "Find the real cause now: read the code the failing test reaches (read_file), fix it "
     "with edit_file or replace_function, run_tests, then submit."
@@ -107,13 +108,21 @@ def resample_ask(tried: Sequence[str]) -> str:
 
 
 def round_feedback(
-    evidence: Sequence[str], diff: str, tried: Sequence[str], drawn: int, problem: str = ""
+    evidence: Sequence[str],
+    diff: str,
+    tried: Sequence[str],
+    drawn: int,
+    problem: str = "",
+    inputs: Sequence[str] = (),
 ) -> str:
-    """What the model is told after a round of candidates in which none passed the tests."""
+    """What the model is told after a round of candidates in which none passed the tests: the failing calls
+    (`inputs`: the gate's, for the change judged) first."""
     tried_here = f" ({drawn} candidate fixes were tried; none passed)" if drawn > 1 else ""
     parts = [f"That fix did not pass the tests{tried_here}."]
     if problem:
         parts = [f"Your reply could not be applied as a fix: {problem}.{tried_here}"]
+    if inputs:
+        parts.append(f"{FAILING_CALLS}\n" + "\n".join(inputs[:3]))
     if evidence:
         parts.append("What the tests say now (expected vs actual):\n" + "\n".join(evidence[:3]))
     if diff:

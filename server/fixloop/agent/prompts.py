@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fixloop.agent.edit_forms import code_ask
+from fixloop.agent.edit_forms import FAILING_CALLS, code_ask
 from fixloop.agent.warm_start import WarmStart
 from fixloop.result import FileChange
 from fixloop.shadow import unified_diff
@@ -102,9 +102,10 @@ def rejection_text(
     diff: str = "",
     tried: Sequence[str] = (),
     again: bool = False,
+    inputs: Sequence[str] = (),
 ) -> str:
-    """The gate's rejection for the model: the reasons, pytest's expected vs actual, the change that was
-    judged and what was tried before, so that it does not repeat itself."""
+    """The gate's rejection for the model: the reasons, the failing calls (`inputs`), pytest's expected vs
+    actual, the change that was judged and what was tried before, so that it does not repeat itself."""
     lines = [f"The verification gate rejected the fix (attempt {attempt} of {attempts}):"]
     if again:
         lines[0] = (
@@ -112,6 +113,8 @@ def rejection_text(
             f"it changes nothing. Attempt {attempt} of {attempts}:"
         )
     lines += [f"- {reason}" for reason in reasons]
+    if inputs:
+        lines += [FAILING_CALLS, *inputs[:3]]
     if evidence:
         lines += ["What the tests say (expected vs actual):", *evidence[:3]]
     if diff:

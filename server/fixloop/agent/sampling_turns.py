@@ -117,12 +117,13 @@ class SamplingTurns:
         conversation.add({"role": "assistant", "content": reply or "(no reply)"})
         verdict = result.verdicts.get(first.number) if first is not None else None
         evidence = verdict.evidence if verdict is not None else ()
+        inputs = verdict.inputs if verdict is not None and self.teach else ()
         diff = unified_diff(list(first.changes)) if first is not None and first.changes else ""
         problem = first.problem if first is not None and not first.changes else ""
         if not self.teach:
             evidence, diff = (verdict.reasons[:3] if verdict is not None else ()), ""
         tried = self.search.tried.lines() if self.teach else []
-        text = round_feedback(evidence, diff, tried, len(result.candidates), problem)
+        text = round_feedback(evidence, diff, tried, len(result.candidates), problem, inputs)
         conversation.add({"role": "user", "content": text}, observation=True)
 
 

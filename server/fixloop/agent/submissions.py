@@ -63,6 +63,7 @@ class Submissions:
             diff=unified_diff(list(verdict.changes)) if teach and verdict.changes else "",
             tried=tried_before if teach else (),
             again=again,
+            inputs=verdict.inputs if teach else (),
         )
         if self.spent.attempts < self.limits.attempts:
             return Step(rejected=reasons, repeated=again), ToolResult(text, is_error=True)

@@ -4,7 +4,7 @@ loop's sampling assembled from it and the run's model, gate and shadow."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -20,10 +20,11 @@ from fixloop.agent.sampling_turns import SamplingTurns, round_tools
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import ShownFunction
 from fixloop.config import Settings
-from fixloop.events import Event
+from fixloop.events import Event, Notice
 from fixloop.pytest_runner.failing_inputs import FailingInputs
 from fixloop.pytest_runner.results import TestOutcome, TestRun
 from fixloop.shadow import ShadowWorkspace
+from fixloop.tools.code_placement import PlacementHints
 from fixloop.verify.baseline import target_outcomes
 from fixloop.verify.port import Gate
 
@@ -50,6 +51,8 @@ class RunPlan:
     reask_unchanged: bool = True  # a copy back is asked again, with the failing call
     draw_variety: bool = True  # each sampled draw is shown its own failing call and the fixes tried
     round_kinds: bool = True  # silence and repeats move the run to the next kind of round (round_kinds.py)
+    failing_inputs: bool = True  # prompts that show a failure show its failing call
+    code_answer_placement: bool = True  # answers replace nested defs, methods and module constants
 
     @property
     def samples_at_all(self) -> bool:
@@ -97,6 +100,8 @@ def plan_run(settings: Settings) -> RunPlan:
         reask_unchanged=settings.reask_unchanged,
         draw_variety=settings.draw_variety,
         round_kinds=settings.round_kinds,
+        failing_inputs=settings.failing_inputs,
+        code_answer_placement=settings.code_answer_placement,
     )
 
 
@@ -125,6 +130,15 @@ def sampled_temperature(settings: Settings) -> float | None:
 Schemas = list[dict[str, Any]] | None
 
 
+def placement_hints(
+    plan: RunPlan, suspects: Sequence[str], lines_run: Mapping[str, Collection[int]]
+) -> PlacementHints:
+    """Where a code answer lands: the run's suspects ("path::name", best first), then the lines the failing
+    tests ran (by file), tell two definitions of one name apart; `codeAnswerPlacement` off keeps answers to
+    top-level functions and unique methods."""
+    return PlacementHints(tuple(suspects), dict(lines_run), anywhere=plan.code_answer_placement)
+
+
 def first_request_tools(settings: Settings, tools: Schemas) -> Schemas:
     """The schemas of a run's first request (what a prompt cache is warmed with): the start round's, if
     the run has one, else the loop's."""
@@ -137,6 +151,18 @@ def baseline_inputs(run: TestRun, failing: Sequence[str]) -> tuple[FailingInputs
     return tuple(o.inputs for o in outcomes if o.failing and o.inputs is not None)
 
 
+@dataclass(frozen=True)
+class RoundMaterial:
+    """What a run's rounds are pointed at: the warm start's functions (one to each draw), the baseline's
+    failing calls (a draw's own, a copy back's re-ask), the failing outcomes (the line round's lines) and
+    the placement hints (which of two definitions of one name a code answer replaces)."""
+
+    focus: Sequence[ShownFunction] = ()
+    inputs: Sequence[FailingInputs] = ()
+    failures: Sequence[TestOutcome] = ()
+    hints: PlacementHints | None = None
+
+
 def sampling_for(
     plan: RunPlan,
     model: Drawer,
@@ -144,18 +170,14 @@ def sampling_for(
     shadow: ShadowWorkspace,
     emit: Callable[[Event], None],
     tried: TriedFixes,
-    focus: Sequence[ShownFunction] = (),
-    inputs: Sequence[FailingInputs] = (),
-    failures: Sequence[TestOutcome] = (),
+    material: RoundMaterial = RoundMaterial(),
 ) -> SamplingTurns | None:
-    """The run's sampling as its plan says (None: none); candidates apply to the baseline files and the gate
-    writes the winner. `focus`: the warm start's functions, one pointed out to each draw; `inputs`: the
-    baseline's failing calls (a draw's own, a copy back's re-ask); `failures`: the line round's lines."""
+    """The run's sampling as its plan says (None: none at all); candidates apply to the files as the run
+    found them, and the gate writes the winner."""
     if not plan.samples_at_all:
         return None
-
-    base = baseline_files(shadow)
-    variety = DrawVariety(plan.draw_variety, tuple(inputs))
+    base = baseline_files(shadow, material.hints, emit)
+    variety = DrawVariety(plan.draw_variety, tuple(material.inputs))
     search = CandidateSearch(
         model,
         gate,
@@ -166,24 +188,29 @@ def sampling_for(
         variety=variety,
         reask=plan.reask_unchanged,
     )
+    lines = line_round(plan, model, gate, base, emit, tried, material.focus, material.failures)
     return SamplingTurns(
         search,
         start_samples=plan.start_samples,
         samples=plan.samples,
         rounds=plan.rounds,
-        focus=focus_points(focus) if plan.focus else (),
+        focus=focus_points(material.focus) if plan.focus else (),
         teach=plan.loop.teach,
         kinds=RoundKinds() if plan.round_kinds else None,
-        lines=line_round(plan, model, gate, base, emit, tried, focus, failures) if plan.round_kinds else None,
+        lines=lines if plan.round_kinds else None,
     )
 
 
-def baseline_files(shadow: ShadowWorkspace) -> Callable[[], Awaitable[BaseFiles]]:
-    """The files as the run found them (the shadow's baseline), read when a round applies candidates."""
+def baseline_files(
+    shadow: ShadowWorkspace, hints: PlacementHints | None, emit: Callable[[Event], None]
+) -> Callable[[], Awaitable[BaseFiles]]:
+    """The files as the run found them (the shadow's baseline), read when a round applies candidates; where
+    a code answer lands is chosen by `hints`, the choice said in the progress."""
 
     async def base() -> BaseFiles:
         changes = await asyncio.to_thread(shadow.changes)
-        return BaseFiles(shadow_reader(shadow.root, {change.path: change.old_text for change in changes}))
+        read = shadow_reader(shadow.root, {change.path: change.old_text for change in changes})
+        return BaseFiles(read, hints=hints, say=lambda text: emit(Notice(text, 0, "placement")))
 
     return base
 

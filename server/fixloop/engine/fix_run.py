@@ -25,7 +25,7 @@ from fixloop.agent.sampling_turns import SamplingTurns
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import WarmStart
 from fixloop.config import Settings
-from fixloop.engine.assembly import baseline_inputs, plan_run, sampling_for
+from fixloop.engine.assembly import RoundMaterial, baseline_inputs, plan_run, sampling_for
 from fixloop.engine.model_session import check_endpoint, model_endpoint, open_chat_model, warm_up
 from fixloop.engine.preparation import Preparation, Prepared
 from fixloop.engine.request import FixRequest
@@ -38,7 +38,7 @@ from fixloop.project_root import ProjectTarget
 from fixloop.pytest_runner.results import TestOutcome
 from fixloop.result import FileChange, FixResult, FixStatus
 from fixloop.shadow import unified_diff
-from fixloop.tools import build_toolbox
+from fixloop.tools import Toolbox, build_toolbox
 from fixloop.tools.workspace import Workspace
 from fixloop.transcript import Transcript
 from fixloop.verify import VerificationGate
@@ -166,33 +166,21 @@ class FixRun:
     ) -> SamplingTurns | None:
         """The run's sampling, pointed at the warm start's functions and the baseline's failing calls (none
         when `failingInputs` is off) and outcomes (the line-level round's lines)."""
-        inputs = (
-            baseline_inputs(prepared.baseline.run, prepared.failing) if self.settings.failing_inputs else ()
-        )
-        return sampling_for(
-            self.plan,
-            prepared.model,
-            gate,
-            prepared.shadow,
-            self.emit,
-            tried,
-            prepared.warm.functions,
-            inputs,
-            failing_outcomes(prepared),
-        )
+        inputs = baseline_inputs(prepared.baseline.run, prepared.failing) if self.plan.failing_inputs else ()
+        material = RoundMaterial(prepared.warm.functions, inputs, failing_outcomes(prepared), prepared.hints)
+        return sampling_for(self.plan, prepared.model, gate, prepared.shadow, self.emit, tried, material)
 
     def _assemble(self, prepared: Prepared) -> tuple[ReActLoop, VerificationGate]:
         """The loop, its tools, its gate and its sampling, as the run's plan says."""
         plan, shadow, runner = self.plan, prepared.shadow, prepared.runner
-        toolbox = build_toolbox(
-            Workspace(shadow.root),
+        toolbox = self._toolbox(prepared)
+        gate = VerificationGate(
+            shadow,
             runner,
-            default_test_ids=list(prepared.failing or prepared.target.test_ids),  # run_tests without ids
-            output_cap=plan.output_cap,
-            protect_tests=not plan.allow_test_edits,
-            baseline=prepared.baseline.run,
+            prepared.baseline,
+            allow_test_edits=plan.allow_test_edits,
+            failing_inputs=plan.failing_inputs,
         )
-        gate = VerificationGate(shadow, runner, prepared.baseline, allow_test_edits=plan.allow_test_edits)
         tried = TriedFixes()
         sampling = self._sampling(prepared, gate, tried)
         self.round_figures = sampling.search.figures if sampling is not None else []
@@ -211,6 +199,20 @@ class FixRun:
             limits=plan.loop,
         )
         return loop, gate
+
+    def _toolbox(self, prepared: Prepared) -> Toolbox:
+        """The loop's tools, confined to the shadow, as the run's plan says."""
+        plan = self.plan
+        return build_toolbox(
+            Workspace(prepared.shadow.root),
+            prepared.runner,
+            default_test_ids=list(prepared.failing or prepared.target.test_ids),  # run_tests without ids
+            output_cap=plan.output_cap,
+            protect_tests=not plan.allow_test_edits,
+            baseline=prepared.baseline.run,
+            show_inputs=plan.failing_inputs,
+            hints=prepared.hints,
+        )
 
     def _first_message(
         self, test_ids: tuple[str, ...], warm: WarmStart, tried: TriedFixes

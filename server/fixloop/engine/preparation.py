@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from fixloop.agent.localize import Suspect, ends_in_test, find_suspects
+from fixloop.agent.localize import Suspect, ends_in_test, find_suspects, module_names_read
 from fixloop.agent.warm_start import WarmStart, gather_warm_start
 from fixloop.config import Settings
-from fixloop.engine.assembly import RunPlan
+from fixloop.engine.assembly import RunPlan, placement_hints
 from fixloop.engine.model_session import raise_if_failed
 from fixloop.engine.request import FixRequest
 from fixloop.errors import TestRunError
@@ -22,8 +23,10 @@ from fixloop.interpreter import TestInterpreter, find_interpreter
 from fixloop.model.client import ChatModel
 from fixloop.project_root import ProjectTarget, installed_copies, locate
 from fixloop.pytest_runner import PytestRunner
+from fixloop.pytest_runner.results import TestRun
 from fixloop.pytest_runner.runner import ImportRedirect
 from fixloop.shadow import ShadowWorkspace, clean_stale_shadows
+from fixloop.tools.code_placement import PlacementHints
 from fixloop.tools.node_ids import check_target_ids
 from fixloop.tools.workspace import Workspace
 from fixloop.verify import Baseline, record_baseline
@@ -46,6 +49,9 @@ class Prepared:
     failing: tuple[str, ...]  # the targets failing in the baseline
     warm: WarmStart  # the warm start (empty when going on with a conversation, which holds it already)
     model: ChatModel
+    # which of two definitions of one name a code answer replaces: the suspects by coverage and the
+    # module-level names they read (else the functions the warm start shows), the lines the failures ran
+    hints: PlacementHints = field(default_factory=PlacementHints)
 
 
 class Preparation:
@@ -76,8 +82,9 @@ class Preparation:
         self.emit(Notice("running the target tests to record the baseline", 0, "baseline"))
         baseline = await unless_endpoint_fails(opening, record_baseline(runner, target.test_ids))
         failing = await self._say_what_the_baseline_found(runner, shadow, baseline, target.test_ids)
-        warm = await self._warm_start(runner, shadow, baseline, target.test_ids)
-        return Prepared(target, shadow, runner, baseline, failing, warm, await opening)
+        warm, suspects = await self._warm_start(runner, shadow, baseline, target.test_ids)
+        hints = placement_hints(self.plan, suspects, lines_in_tracebacks(baseline.run, failing))
+        return Prepared(target, shadow, runner, baseline, failing, warm, await opening, hints)
 
     async def _locate(self) -> ProjectTarget:
         """The tests' project (the face's, when the request carries it); the test ids checked first."""
@@ -158,14 +165,29 @@ class Preparation:
 
     async def _warm_start(
         self, runner: PytestRunner, shadow: ShadowWorkspace, baseline: Baseline, test_ids: tuple[str, ...]
-    ) -> WarmStart:
-        """The first prompt's code and failure; none when going on with a conversation (it holds one)."""
+    ) -> tuple[WarmStart, tuple[str, ...]]:
+        """The first prompt's code and failure, and the suspects' names for placing code answers; none when
+        going on with a conversation (it holds one)."""
         if self.request.previous is not None:
-            return WarmStart()
+            return WarmStart(), ()
         suspects = await self._localize(runner, shadow.root, baseline, test_ids)
-        return await asyncio.to_thread(
-            gather_warm_start, shadow.root, baseline.run, list(test_ids), self.plan.warm_start_chars, suspects
+        names_read = (
+            await asyncio.to_thread(module_names_read, shadow.root, suspects[:3])
+            if suspects and self.plan.code_answer_placement  # a constant is a fix target only with it
+            else []
         )
+        warm = await asyncio.to_thread(
+            functools.partial(
+                gather_warm_start, names_read=names_read, failing_inputs=self.plan.failing_inputs
+            ),
+            shadow.root,
+            baseline.run,
+            list(test_ids),
+            self.plan.warm_start_chars,
+            suspects,
+        )
+        named = [*suspects, *names_read] or warm.functions
+        return warm, tuple(dict.fromkeys(f"{item.path}::{item.name}" for item in named))
 
     async def _localize(
         self, runner: PytestRunner, root: Path, baseline: Baseline, test_ids: tuple[str, ...]
@@ -191,6 +213,16 @@ class Preparation:
         if suspects:
             self.emit(Notice("suspects: " + "; ".join(s.describe() for s in suspects[:3]), 0, "localize"))
         return suspects
+
+
+def lines_in_tracebacks(run: TestRun, test_ids: Sequence[str]) -> dict[str, tuple[int, ...]]:
+    """Per project file, the lines the failing targets' tracebacks pass through (the definitions a failing
+    test runs, to tell two of one name apart)."""
+    lines: dict[str, set[int]] = {}
+    for outcome in (o for target in test_ids for o in target_outcomes(run, target) if o.failing):
+        for frame in outcome.frames:
+            lines.setdefault(frame.path, set()).add(frame.line)
+    return {path: tuple(sorted(found)) for path, found in lines.items()}
 
 
 async def unless_endpoint_fails(opening: asyncio.Future[ChatModel], step: Awaitable[T]) -> T:

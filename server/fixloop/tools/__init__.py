@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from fixloop.pytest_runner import TestRun, TestRunner
 from fixloop.tools.base import Tool, ToolResult
+from fixloop.tools.code_placement import PlacementHints
 from fixloop.tools.edit_file import EditFileTool
 from fixloop.tools.list_files import ListFilesTool
 from fixloop.tools.read_file import ReadFileTool
@@ -53,20 +54,24 @@ def build_toolbox(
     write_file_max_bytes: int = 12_000,
     protect_tests: bool = False,
     baseline: TestRun | None = None,
+    show_inputs: bool = True,
+    hints: PlacementHints | None = None,
 ) -> Toolbox:
     """The tools of a fix run, confined to `workspace`, testing with `runner`.
 
     With `protect_tests` (pass `not settings.allow_test_edits`) edit_file and write_file refuse test files
     up front, so the model learns it at once rather than from the verification gate. `baseline` (the
     targets' baseline run) answers a run_tests of the targets while no file has changed, when it timed out.
+    `show_inputs` (the failingInputs setting): run_tests shows each failure's failing call. `hints` (the
+    run's suspects): which of two definitions of one name replace_function replaces.
     """
     tools: list[Tool] = [
         ReadFileTool(workspace),
         ListFilesTool(workspace),
         SearchTool(workspace),
-        RunTestsTool(runner, default_test_ids, workspace, baseline),
+        RunTestsTool(runner, default_test_ids, workspace, baseline, show_inputs),
         EditFileTool(workspace, protect_tests),
-        ReplaceFunctionTool(workspace, protect_tests),
+        ReplaceFunctionTool(workspace, protect_tests, hints),
         WriteFileTool(workspace, write_file_max_bytes, protect_tests),
         SubmitTool(),
     ]

@@ -9,10 +9,11 @@ from typing import Any, ClassVar
 
 from fixloop.errors import FixloopError
 from fixloop.tools.base import FILE_PATH, EditingTool, ToolResult
-from fixloop.tools.code_placement import definitions, parsed
+from fixloop.tools.code_placement import PlacementHints, definitions, parsed
 from fixloop.tools.code_reply import CodeBlock, apply_code_blocks
 from fixloop.tools.edit_file import refuse_test_edit
 from fixloop.tools.textfile import FileToolError, read_text, strip_code_fence
+from fixloop.tools.workspace import Workspace
 
 
 class ReplaceFunctionTool(EditingTool):
@@ -35,6 +36,12 @@ class ReplaceFunctionTool(EditingTool):
         "additionalProperties": False,
     }
 
+    def __init__(
+        self, workspace: Workspace, protect_tests: bool = False, hints: PlacementHints | None = None
+    ) -> None:
+        super().__init__(workspace, protect_tests)
+        self.hints = hints  # the run's suspects: which of two definitions of one name is replaced
+
     async def run(self, path: str, name: str, code: str) -> ToolResult:
         resolved = self.workspace.resolve_file(path, must_exist=False)
         note = ""
@@ -52,7 +59,7 @@ class ReplaceFunctionTool(EditingTool):
         rel = self.workspace.relative(resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)
         current = read_text(resolved, rel)
-        new_text, applied = replaced_function(current.text, rel, name, code)
+        new_text, applied = replaced_function(current.text, rel, name, code, self.hints)
         resolved.write_bytes(current.encode(new_text))
         self.workspace.changed()
         done = "; ".join(line.split(": ", 1)[-1] for line in applied)
@@ -83,9 +90,12 @@ class ReplaceFunctionTool(EditingTool):
         return None
 
 
-def replaced_function(text: str, rel: str, name: str, code: str) -> tuple[str, tuple[str, ...]]:
-    """`text` of `rel` with the function or method `name` replaced by `code`, and one line per change;
-    FileToolError when the code is no valid definition of `name` or changes nothing."""
+def replaced_function(
+    text: str, rel: str, name: str, code: str, hints: PlacementHints | None = None
+) -> tuple[str, tuple[str, ...]]:
+    """`text` of `rel` with the function or method `name` replaced by `code`, and one line per change (and
+    per choice between two definitions of the name, `hints` deciding); FileToolError when the code is no
+    valid definition of `name` or changes nothing."""
     code = textwrap.dedent(strip_code_fence(code, Path(rel)).replace("\r\n", "\n"))
     wanted = name.strip().rsplit(".", 1)[-1]
     try:
@@ -101,10 +111,10 @@ def replaced_function(text: str, rel: str, name: str, code: str) -> tuple[str, t
         raise FileToolError(
             f"code does not define {wanted!r}; give the whole function, starting with 'def {wanted}('"
         )
-    edit = apply_code_blocks([CodeBlock(_method_as_class(name, code), rel)], {rel: text})
+    edit = apply_code_blocks([CodeBlock(_method_as_class(name, code), rel)], {rel: text}, hints)
     if rel not in edit.files:
         raise FileToolError("; ".join(edit.problems) or f"{name} is unchanged: put the corrected code")
-    return edit.files[rel], edit.applied
+    return edit.files[rel], (*edit.applied, *edit.choices)
 
 
 def _method_as_class(name: str, code: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from fixloop.errors import TestRunError
 from fixloop.project import is_test_path
 from fixloop.pytest_runner import TestOutcome, TestRun, TestRunner
+from fixloop.pytest_runner.failing_inputs import failing_input_lines
 from fixloop.result import FileChange
 from fixloop.shadow import ShadowWorkspace
 from fixloop.shadow.clean_copy import add_clean_copy, make_clean_copy, remove_clean_copies, remove_clean_copy
@@ -40,11 +41,13 @@ class VerificationGate:
         baseline: Baseline,
         *,
         allow_test_edits: bool = False,
+        failing_inputs: bool = True,
     ) -> None:
         self.shadow = shadow
         self.runner = runner
         self.baseline = baseline
         self.allow_test_edits = allow_test_edits
+        self.failing_inputs = failing_inputs  # verdicts carry the still-failing targets' failing calls
         self.proposal: list[FileChange] = []
 
     async def check(self) -> GateVerdict:
@@ -109,8 +112,14 @@ class VerificationGate:
         reasons, still, evidence = self._targets(run)
         newly = self._regressions(run, still, reasons)
         evidence += [failure_evidence(run.results[tid]) for tid in newly[:2] if tid in run.results]
+        inputs = [failing_call(o) for t in still for o in target_outcomes(run, t)[:3] if o.failing]
         return GateVerdict(
-            not reasons, tuple(reasons), tuple(newly), tuple(still), tuple(text for text in evidence if text)
+            not reasons,
+            tuple(reasons),
+            tuple(newly),
+            tuple(still),
+            tuple(text for text in evidence if text),
+            inputs=tuple(text for text in inputs if text) if self.failing_inputs else (),
         )
 
     def _targets(self, run: TestRun) -> tuple[list[str], list[str], list[str]]:
@@ -175,6 +184,12 @@ def failure_evidence(outcome: TestOutcome, max_lines: int = 8) -> str:
     where = f" (at {outcome.location})" if outcome.location else ""
     body = "\n".join(f"    {line[:200]}" for line in lines if line)
     return f"{outcome.test_id}{where}:\n{body}" if body else ""
+
+
+def failing_call(outcome: TestOutcome) -> str:
+    """A failing test's call (arguments, failing line, expected vs actual) headed by its id; "" if none."""
+    lines = failing_input_lines(outcome.inputs, "    ")
+    return "\n".join([f"{outcome.test_id}:", *lines]) if lines else ""
 
 
 def _module_exists(root: Path, test_id: str) -> bool:

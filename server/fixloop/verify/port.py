@@ -21,6 +21,9 @@ class GateVerdict:
     # Per failing test, pytest's own account: its assertion's expected vs actual (the `E` lines).
     evidence: tuple[str, ...] = ()
     changes: tuple[FileChange, ...] = ()  # what was judged (the proposal, scratch files left out)
+    # Per still-failing target, its failing call (arguments, line, expected vs actual) headed by its test
+    # id, as `failing_input_lines` renders it; none when the failingInputs setting is off.
+    inputs: tuple[str, ...] = ()
 
 
 class Gate(Protocol):

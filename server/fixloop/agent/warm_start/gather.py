@@ -10,13 +10,15 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
 
 from fixloop.agent.warm_start.code_index import CodeIndex
+from fixloop.agent.warm_start.failing_calls import failing_call_lines, failing_call_text
 from fixloop.agent.warm_start.snippets import (
     TRACEBACK_CAP,
     Block,
+    Ranked,
     Shown,
     ShownFunction,
     Snippet,
@@ -48,29 +50,23 @@ _SYNTAX_AT = re.compile(r'File "([^"]+)", line (\d+)')
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+(?=>)")  # object reprs differ from run to run
 
 
-class Ranked(Protocol):
-    """A suspect function from fault localization (`agent.localize.Suspect`)."""
-
-    path: str
-    name: str
-    first: int
-    last: int
-    score: float
-    failed: int
-    passed: int
-
-
 def gather_warm_start(
     root: Path,
     run: TestRun,
     test_ids: Sequence[str],
     budget_chars: int = 6000,
     suspects: Sequence[Ranked] = (),
+    *,
+    names_read: Sequence[Ranked] = (),
+    failing_inputs: bool = True,
 ) -> WarmStart:
     """The warm start for `test_ids` after `run` (its text "" when there is nothing to say). `suspects`
-    (best first) are shown ahead of the code the traceback and the test's calls reach."""
-    builder = _Builder(Path(root).resolve(), run, suspects)
-    return assemble(builder.blocks(list(dict.fromkeys(test_ids))), budget_chars)
+    (best first) are shown ahead of the code the traceback and the test's calls reach, with the module-level
+    assignments they read (`names_read`); `failing_inputs`: each failure shows its failing call."""
+    builder = _Builder(Path(root).resolve(), run, suspects, names_read, failing_inputs)
+    warm = assemble(builder.blocks(list(dict.fromkeys(test_ids))), budget_chars)
+    calls = [failing_call_text(run, test_id) for test_id in builder.expand(list(test_ids))]
+    return replace(warm, failing_calls=tuple(text for text in calls if text) if failing_inputs else ())
 
 
 def build_warm_start(
@@ -85,11 +81,11 @@ def build_warm_start(
 
 
 class _Builder:
-    def __init__(self, root: Path, run: TestRun, suspects: Sequence[Ranked] = ()) -> None:
-        self.root = root
-        self.run = run
-        self.index = CodeIndex(root)
-        self.suspects = suspects
+    def __init__(
+        self, root: Path, run: TestRun, suspects: Sequence[Ranked], names: Sequence[Ranked], inputs: bool
+    ) -> None:
+        self.root, self.run, self.index = root, run, CodeIndex(root)
+        self.suspects, self.names_read, self.failing_inputs = suspects, names, inputs
 
     # ---- blocks -------------------------------------------------------------------------------------
 
@@ -164,7 +160,11 @@ class _Builder:
             )
             note = f"{suspect.name}, suspect {rank} by coverage ({runs}, score {suspect.score:.2f})"
             shown.append(Snippet(suspect.path, ((suspect.first, suspect.last),), note, function=suspect.name))
-        return shown
+        note = "{}, a module-level assignment the suspects read (a code answer may replace it)"
+        return shown + [
+            Snippet(name.path, ((name.first, name.last),), note.format(name.name), function=name.name)
+            for name in self.names_read[:limit]
+        ]
 
     def expand(self, test_ids: list[str]) -> list[str]:
         """Module and class ids ("tests/test_x.py", "...::TestC") stand for their failing tests."""
@@ -185,6 +185,7 @@ class _Builder:
         self, test_id: str, same: list[str], outcome: TestOutcome | None, brief: bool, first: bool
     ) -> Block:
         lines = [f"## Failing test: {test_id}"]
+        calls = failing_call_lines(self.run, [test_id, *same]) if self.failing_inputs else []
         if same:
             lines.append(f"(fails the same way: {', '.join(same)})")
         if outcome is None:
@@ -197,6 +198,7 @@ class _Builder:
             where = f" (in {outcome.when})" if outcome.when not in ("call", "") else ""
             message = f": {outcome.message}" if outcome.message else ""
             lines.append(f"Outcome: {outcome.outcome}{where}{message}")
+            lines += calls
             if outcome.traceback and not brief:
                 # pytest's expected vs actual (the E lines) first, then where it happened
                 traceback = _ADDRESS.sub("", outcome.traceback).splitlines()
@@ -208,7 +210,7 @@ class _Builder:
                     lines.append("Traceback:")
                     lines.append(clip_traceback(rest, TRACEBACK_CAP))
         text = "\n".join(lines)
-        short = "\n".join(lines[: 3 if same else 2])
+        short = "\n".join(lines[: (3 if same else 2) + len(calls)])
         return Block(text, shorter=short, essential=first, label=f"failure of {test_id}", section="evidence")
 
     def code_block(self, snippet: Snippet, essential: bool = False, section: str = "code") -> Block:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from fixloop.tools.fences import FENCE, opening_for
 
@@ -29,6 +30,18 @@ class ShownFunction:
     name: str  # qualified: Class.method
 
 
+class Ranked(Protocol):
+    """A suspect function from fault localization (`agent.localize.Suspect`)."""
+
+    path: str
+    name: str
+    first: int
+    last: int
+    score: float
+    failed: int
+    passed: int
+
+
 @dataclass(frozen=True)
 class WarmStart:
     """The warm-start text, and the functions of the code under test it shows in its order (suspects
@@ -36,6 +49,9 @@ class WarmStart:
 
     text: str = ""
     functions: tuple[ShownFunction, ...] = ()
+    # per failing target, its failing call headed by its test id (`failing_call_text`); none when the
+    # failingInputs setting is off: for prompts that show a failure besides the first one
+    failing_calls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
