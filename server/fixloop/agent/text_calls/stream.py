@@ -122,16 +122,12 @@ class CallScanner:
             self._settled = self._hold = m.end()
             return True
         assert isinstance(form, _Form)
-        outcome = self._candidate(form)
-        if outcome is None:
+        taken = self._take(form)
+        if taken is None:
             self._settled = self._hold = form.start
-            self.open_start = form.start
             return False
-        self.open_start = None
-        if isinstance(outcome, Span):
-            self._add(outcome)
-            return True
-        self._settled = self._hold = outcome  # a closed form that is no call: prose
+        if taken is not True:
+            self._settled = self._hold = taken  # a closed form that is no call: prose
         return True
 
     def _after_call(self) -> bool:
@@ -162,16 +158,22 @@ class CallScanner:
                 self.stop_at = self._keep
                 return False
             assert isinstance(form, _Form)
-            outcome = self._candidate(form)
-            if outcome is None:
-                self.open_start = form.start
-                return False
-            self.open_start = None
-            if isinstance(outcome, Span):
-                self._add(outcome)
+            taken = self._take(form)
+            if taken is True:
                 return True
-            self.stop_at = self._keep
+            if taken is not None:
+                self.stop_at = self._keep
             return False
+
+    def _take(self, form: _Form) -> bool | int | None:
+        """A form read: True when it is a complete call (added), None while it is still open (its start kept
+        in `open_start`), else the end of a closed form that is no call."""
+        outcome = self._candidate(form)
+        self.open_start = form.start if outcome is None else None
+        if isinstance(outcome, Span):
+            self._add(outcome)
+            return True
+        return outcome
 
     def _add(self, span: Span) -> None:
         self.spans.append(span)
