@@ -37,6 +37,7 @@ from fixloop.errors import FixloopError, TestRunError
 from fixloop.events import Done, Event, Notice
 from fixloop.interpreter import find_interpreter
 from fixloop.model.client import ChatModel
+from fixloop.model.local import local_slots
 from fixloop.model.profiles import with_profile
 from fixloop.model.warm_up import settle
 from fixloop.project_root import ProjectTarget, installed_copies, locate
@@ -311,7 +312,13 @@ class FixRun:
             protocol = settings.protocol
             tried = TriedFixes()
             sampling = sampling_for(
-                settings, model, gate, shadow, self.emit, single_slot=is_local(settings), tried=tried
+                settings,
+                model,
+                gate,
+                shadow,
+                self.emit,
+                single_slot=is_local(settings) and local_slots(settings) == 1,
+                tried=tried,
             )
             task, history = self._first_message(
                 test_ids, warm, tried, code_first=sampling is not None and sampling.starts_with_code
