@@ -46,11 +46,13 @@ class _Stalled(Exception):
 
 @dataclass(frozen=True)
 class Sampling:
-    """How to draw one request's replies, when not as the client's defaults: temperature, seed, how many."""
+    """How to draw one request's replies, when not as the client's defaults: temperature, seed, how many,
+    and a lower cap on each reply's tokens than the client's."""
 
     temperature: float | None  # None: not sent (the endpoint's own)
     seed: int | None = None
     n: int = 1
+    max_tokens: int | None = None
 
     def request(self) -> dict[str, Any]:
         values: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
@@ -241,7 +243,8 @@ class ChatModel:
         if stop:
             kwargs["stop"] = list(stop)
         if self.max_output_tokens:
-            kwargs["max_tokens"] = self.max_output_tokens
+            cap = sampling.max_tokens if sampling is not None else None
+            kwargs["max_tokens"] = min(self.max_output_tokens, cap or self.max_output_tokens)
         return kwargs
 
     async def _complete_once(
