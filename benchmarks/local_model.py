@@ -93,13 +93,11 @@ def round_figures(events: list[tuple[float, Any]]) -> dict[str, Any]:
     if start is None:
         return figures
     began, step = start
-    # the round's first reply (the best guess) was drawn before the notice: time it from the step's start
-    steps = [t for t, e in events if isinstance(e, Reply) and e.step == step]
-    opened = min([began, *[t for t, e in events if isinstance(e, Notice) and e.step == step]])
-    if steps:
-        drawing = max(steps) - opened
+    replies = [t for t, e in events if isinstance(e, Reply) and e.step == step and t >= began]
+    if replies:  # the notice opens the round, before the best guess is asked for
+        drawing = max(replies) - began
         figures.update(
-            candidates=len(steps), round_s=drawing, per_minute=60 * len(steps) / max(drawing, 1e-9)
+            candidates=len(replies), round_s=drawing, per_minute=60 * len(replies) / max(drawing, 1e-9)
         )
     return figures
 

@@ -29,7 +29,7 @@ FAKE_SERVER = textwrap.dedent('''
     import argparse, http.server, json, os, sys, time
 
     parser = argparse.ArgumentParser()
-    for flag in ("--model", "--model_alias", "--host", "--port", "--n_ctx", "--n_threads"):
+    for flag in ("--model", "--model_alias", "--host", "--port", "--n_ctx", "--n_threads", "--logits_all"):
         parser.add_argument(flag)
     args = parser.parse_args()
     mode = os.environ.get("FAKE_LLAMA_MODE", "")
@@ -145,6 +145,8 @@ async def test_started_once_and_reused(
             "4096",
             "--n_threads",
             "3",
+            "--logits_all",
+            "false",
         ]
     finally:
         await server.stop()

@@ -51,6 +51,8 @@ class Serving:
                 *self.program,
                 *("--model", str(model), "--model_alias", alias, "--host", "127.0.0.1", "--port", str(port)),
                 *("--n_ctx", str(self.context), "--n_threads", str(self.threads)),
+                # its default keeps every prompt token's logits (n_ctx x 151,936 floats at worst)
+                *("--logits_all", "false"),
             ]
         return [
             *self.program,
