@@ -29,6 +29,7 @@ VALUE_FLAGS = (
     "--cache-type-v",
     "--cache-reuse",
     "--cache-ram",
+    "--load-mode",
     "--spec-type",
     "--spec-draft-n-max",
     "--spec-ngram-simple-size-n",

@@ -83,8 +83,13 @@ def plan(memory: int, samples: int = 6, context: int | None = None) -> Serving:
     )
 
 
-def test_slots_follow_the_round_and_shrink_where_memory_is_short(record: Path) -> None:
+def test_slots_follow_the_round_and_shrink_where_memory_is_short(
+    record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     roomy = plan(8 * GIB)
+    assert roomy.speculative and "ngram-simple" in roomy.args(Path("m.gguf"), "m", 1234)
+    monkeypatch.setenv("FIXLOOP_LLAMA_SPECULATION", "off")
+    assert "--spec-type" not in plan(8 * GIB).args(Path("m.gguf"), "m", 1234)
     assert (roomy.kind, roomy.slots, roomy.threads) == (LLAMA_SERVER, 5, 2)  # a round draws 6 - 1 at once
     # one prompt (24,000 characters at 3 a token, and the fixed prefix) plus a 2,048-token reply a slot
     assert roomy.context == 20_480
@@ -142,6 +147,7 @@ async def test_llama_server_gets_slots_a_shared_cache_and_answers_n_at_once(
             "on",
         )
         assert value("--cache-ram") == "0"  # no host-memory prompt cache (8 GiB by default)
+        assert value("--load-mode") == "none"  # no mapped model file resident beside the repacked weights
         assert int(value("--ctx-size")) >= 4096
         assert serving_line(Settings(model="local", local_threads=2)).startswith(
             f"llama.cpp's llama-server ({fake_llama_server}): {slots} slot(s)"
