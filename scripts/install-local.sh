@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs fixloop with the managed local model (`fixloop[local]`: llama-cpp-python's server) into a
-# venv, building llama.cpp with portable AVX2 flags (the default native build crashes with an illegal
-# instruction on some CPUs), then downloads and verifies the default model unless --no-model.
+# Installs fixloop with the managed local model into a venv: llama.cpp's own server (`llama-server`,
+# built by scripts/build-llama-server.sh into the venv's bin/), or, where that build fails,
+# `fixloop[local]` (llama-cpp-python's server); both with portable AVX2 flags (the default native build
+# crashes with an illegal instruction on some CPUs). Then downloads and verifies the default model
+# unless --no-model, and says which server runs.
 #   usage: scripts/install-local.sh [--venv DIR] [--rebuild] [--no-model] [--demo] [MODEL]
 #   default venv: .venv in the repository root; MODEL: see `fixloop model list`;
 #   --demo: then run `fixloop demo` (fixes the bundled demo project live, through the language server)
@@ -15,7 +17,7 @@ while [ $# -gt 0 ]; do
     --rebuild) rebuild=1; shift ;;
     --no-model) fetch_model=0; shift ;;
     --demo) demo=1; shift ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) model="$1"; shift ;;
   esac
@@ -24,19 +26,32 @@ done
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 py="$venv/bin/python"
 
-# Portable CPU flags: no -march=native, no AVX-512 (see ../shared/local-model/README.md).
-export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF"
-export FORCE_CMAKE=1
-extra=()
-if [ "$rebuild" = 1 ]; then
-  # pip's wheel cache is keyed by the source, not by CMAKE_ARGS: a rebuild must bypass it.
-  extra=(--no-cache-dir --force-reinstall --no-deps)
-  "$py" -m pip install -q "${extra[@]}" "llama-cpp-python==0.3.36"
+if ! "$py" -c 'import fixloop' 2>/dev/null; then
+  "$py" -m pip install -q -e "$root"
 fi
-if ! "$py" -c 'import fixloop' 2>/dev/null || ! "$py" -c 'import llama_cpp.server' 2>/dev/null; then
-  echo "installing fixloop[local] into $venv (builds llama.cpp on first install; takes a while)..." >&2
-  "$py" -m pip install -q -e "$root[local]"
+server="$venv/bin/llama-server"
+if [ "$rebuild" = 1 ] || [ ! -x "$server" ]; then
+  echo "building llama.cpp's llama-server into $venv (takes a while on first install)..." >&2
+  log="$venv/llama-server-build.log"
+  if ! bash "$root/scripts/build-llama-server.sh" --venv "$venv" >"$log" 2>&1; then
+    echo "llama-server could not be built (log: $log): using llama-cpp-python's server instead" >&2
+  fi
 fi
+
+if [ ! -x "$server" ]; then
+  # Portable CPU flags: no -march=native, no AVX-512 (see ../shared/local-model/README.md).
+  export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF"
+  export FORCE_CMAKE=1
+  if [ "$rebuild" = 1 ]; then
+    # pip's wheel cache is keyed by the source, not by CMAKE_ARGS: a rebuild must bypass it.
+    "$py" -m pip install -q --no-cache-dir --force-reinstall --no-deps "llama-cpp-python==0.3.36"
+  fi
+  if ! "$py" -c 'import llama_cpp.server' 2>/dev/null; then
+    echo "installing fixloop[local] into $venv (builds llama.cpp on first install; takes a while)..." >&2
+    "$py" -m pip install -q -e "$root[local]"
+  fi
+fi
+"$py" -c 'from fixloop.model.local import serving_line; print("local model server:", serving_line())' >&2
 
 if [ "$fetch_model" = 1 ]; then
   "$venv/bin/fixloop" model pull ${model:+"$model"} >/dev/null

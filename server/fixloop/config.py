@@ -134,7 +134,7 @@ class Settings:
     stream: bool = setting(True, _flag)
     compact_tools: bool = setting(False, _flag)  # one-line tool schemas (always on for the local model)
     local_threads: int = setting(0, _whole(0))
-    local_context: int = setting(16384, _whole(1))
+    local_context: int = setting(0, _whole(0))  # the managed model's KV cache in tokens; 0: the run's need
     context_chars: int = setting(48_000, _whole(2000))  # the conversation's budget (older output shrinks)
     warm_start_chars: int = setting(6000, _whole(0))  # what the first prompt may gather
     # The search around the model (docs/search.md); a model's profile fills what is not set.

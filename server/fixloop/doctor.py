@@ -126,14 +126,12 @@ def _git() -> Check:
 
 def _local(settings: Settings) -> list[Check]:
     from fixloop.model.catalog import get_model
-    from fixloop.model.local import llama_problem
+    from fixloop.model.local import llama_problem, serving_line
     from fixloop.model.pull import model_path, status
 
     problem = llama_problem()
     engine = (
-        Check("endpoint", False, problem)
-        if problem
-        else Check("endpoint", True, "the managed local model (llama.cpp, started by fixloop when needed)")
+        Check("endpoint", False, problem) if problem else Check("endpoint", True, "the managed local model")
     )
     try:
         info = get_model(settings.model.partition(":")[2] or None)
@@ -144,6 +142,10 @@ def _local(settings: Settings) -> list[Check]:
             Check("key", True, "none needed for the local model"),
             Check("local model", None, "unknown"),
         ]
+    if not problem:  # which server runs, with its slots and context
+        engine = Check(
+            "endpoint", True, f"the managed local model, started when needed: {serving_line(settings)}"
+        )
     state = status(info)
     if state in ("verified", "unverified"):
         pulled = Check("local model", True, f"{info.name} downloaded ({model_path(info)})")

@@ -20,6 +20,8 @@ from fixloop.config import Settings
 from fixloop.errors import ModelError
 from fixloop.model import local
 from fixloop.model.catalog import get_model
+from fixloop.model.llama_cpp_python import _SERVER_MODULES
+from fixloop.model.llama_server import LLAMA_SERVER_ENV
 from fixloop.model.local import LocalModelServer, ensure_local_server, stop_local_server
 
 FAKE_SERVER = textwrap.dedent('''
@@ -27,7 +29,7 @@ FAKE_SERVER = textwrap.dedent('''
     import argparse, http.server, json, os, sys, time
 
     parser = argparse.ArgumentParser()
-    for flag in ("--model", "--model_alias", "--host", "--port", "--n_ctx", "--n_threads"):
+    for flag in ("--model", "--model_alias", "--host", "--port", "--n_ctx", "--n_threads", "--logits_all"):
         parser.add_argument(flag)
     args = parser.parse_args()
     mode = os.environ.get("FAKE_LLAMA_MODE", "")
@@ -62,6 +64,12 @@ FAKE_SERVER = textwrap.dedent('''
         sys.exit(1)
     server.serve_forever()
 ''')
+
+
+@pytest.fixture(autouse=True)
+def no_llama_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Here the child is llama-cpp-python's server (faked): never the llama-server built here."""
+    monkeypatch.setenv(LLAMA_SERVER_ENV, "none")
 
 
 @pytest.fixture
@@ -137,6 +145,8 @@ async def test_started_once_and_reused(
             "4096",
             "--n_threads",
             "3",
+            "--logits_all",
+            "false",
         ]
     finally:
         await server.stop()
@@ -298,7 +308,7 @@ async def test_ensure_local_server_runs_llama_cpp_server_once_per_process(
 ) -> None:
     # A Python whose `-m llama_cpp.server` is the fake server, and a default model file of the right size.
     stubs = tmp_path / "stubs"
-    for module in local._SERVER_MODULES:
+    for module in _SERVER_MODULES:
         (stubs / module).mkdir(parents=True)
         (stubs / module / "__init__.py").write_text("")
     (stubs / "llama_cpp" / "server").mkdir()

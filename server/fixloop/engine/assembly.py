@@ -20,7 +20,9 @@ from fixloop.agent.sampling_turns import SamplingTurns, round_tools
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import ShownFunction
 from fixloop.config import Settings
+from fixloop.errors import FixloopError
 from fixloop.events import Event, Notice
+from fixloop.model.local import local_slots
 from fixloop.pytest_runner.failing_inputs import FailingInputs
 from fixloop.pytest_runner.results import TestOutcome, TestRun
 from fixloop.shadow import ShadowWorkspace
@@ -91,7 +93,7 @@ def plan_run(settings: Settings) -> RunPlan:
             best_guess_temperature=settings.temperature or 0.0,
             seconds=settings.sample_seconds,
             tokens=settings.sample_tokens,
-            batch=not local,  # the managed llama.cpp model ignores `n`
+            batch=slots > 1 or not local,  # llama-cpp-python's one-slot server ignores `n`
         ),
         localize=settings.localize != "off",
         warm_start_chars=settings.warm_start_chars,
@@ -106,9 +108,14 @@ def plan_run(settings: Settings) -> RunPlan:
 
 
 def slot_count(settings: Settings) -> int:
-    """Requests the endpoint serves at once: one for the managed llama.cpp model, else as many as a round
-    judges at a time (`sampleParallel`)."""
-    return 1 if is_local(settings) else settings.sample_parallel
+    """Requests the endpoint serves at once: the managed model's slots (one on llama-cpp-python's server, a
+    slot per sampled candidate on llama-server), else as many as a round judges at a time."""
+    if not is_local(settings):
+        return settings.sample_parallel
+    try:
+        return local_slots(settings)
+    except FixloopError:  # an unknown local model: the run's model step says so, in one line
+        return 1
 
 
 def start_samples(settings: Settings) -> int:

@@ -46,7 +46,8 @@ class _Stalled(Exception):
 
 @dataclass(frozen=True)
 class Sampling:
-    """How to draw one request's replies, when not as the client's defaults: temperature, seed, how many."""
+    """How to draw one request's replies, when not as the client's defaults: temperature, seed, how many,
+    and a lower cap on each reply's tokens than the client's."""
 
     temperature: float | None  # None: not sent (the endpoint's own)
     seed: int | None = None

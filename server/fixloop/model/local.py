@@ -1,4 +1,5 @@
-"""The managed local model: llama.cpp's OpenAI-compatible server as a child that dies with its parent."""
+"""The managed local model: llama.cpp's OpenAI-compatible server as a child that dies with its parent, started
+once per process and reused across runs (how it is served: `fixloop.model.llama_server`)."""
 
 from __future__ import annotations
 
@@ -21,29 +22,16 @@ import platformdirs
 
 from fixloop.errors import ConfigError, ModelError
 from fixloop.model.catalog import ModelInfo, get_model
+from fixloop.model.llama_cpp_python import llama_problem, llama_python
+from fixloop.model.llama_server import LLAMA_CPP_PYTHON, Serving, plan_serving
+from fixloop.model.profiles import with_profile
 from fixloop.model.pull import model_path, status
 
 if TYPE_CHECKING:
     from fixloop.config import Settings
 
-LLAMA_PYTHON_ENV = "FIXLOOP_LLAMA_PYTHON"
-LLAMA_REQUIREMENT = "llama-cpp-python[server]==0.3.36"  # the `local` extra in pyproject.toml
 _PR_SET_PDEATHSIG = 1
 _START_ATTEMPTS = 3
-# Modules `python -m llama_cpp.server` needs: llama-cpp-python plus its [server] extra.
-_SERVER_MODULES = (
-    "llama_cpp",
-    "uvicorn",
-    "fastapi",
-    "sse_starlette",
-    "starlette_context",
-    "pydantic_settings",
-)
-
-
-def llama_python() -> str:
-    """The interpreter that runs llama.cpp's server: $FIXLOOP_LLAMA_PYTHON, else this one."""
-    return os.environ.get(LLAMA_PYTHON_ENV) or sys.executable
 
 
 def free_port() -> int:
@@ -93,6 +81,7 @@ class LocalModelServer:
         model_path: Path,
         *,
         alias: str,
+        serving: Serving | None = None,
         threads: int = 0,
         context: int = 16384,
         python: str | None = None,
@@ -100,12 +89,17 @@ class LocalModelServer:
         port: int = 0,
         log_path: Path | None = None,
     ) -> None:
+        """`serving` says how it is served; without it, llama-cpp-python's server (`python -m
+        llama_cpp.server`, or `command`) with `threads` and `context`."""
+        if serving is None:
+            program = tuple(command) if command else (python or llama_python(), "-m", "llama_cpp.server")
+            serving = Serving(LLAMA_CPP_PYTHON, program, threads or os.cpu_count() or 1, context)
         self.model_path = Path(model_path)
         self.model_name = alias
-        self.threads = threads or os.cpu_count() or 1
-        self.context = context
-        self.python = python or llama_python()
-        self.command = list(command) if command else [self.python, "-m", "llama_cpp.server"]
+        self.serving = serving
+        self.threads = serving.threads
+        self.context = serving.context
+        self.command = list(serving.program)
         self.port = port
         self.log_path = log_path
         self.base_url: str | None = None
@@ -120,21 +114,7 @@ class LocalModelServer:
         return self._process is not None and self._process.poll() is None
 
     def launch_args(self, port: int) -> list[str]:
-        return [
-            *self.command,
-            "--model",
-            str(self.model_path),
-            "--model_alias",
-            self.model_name,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            str(self.context),
-            "--n_threads",
-            str(self.threads),
-        ]
+        return self.serving.args(self.model_path, self.model_name, port)
 
     async def start(self, timeout: float = 120) -> str:  # noqa: ASYNC109 - a deadline for the child, not us
         """Start the child (once) and wait until GET /v1/models answers; returns the base URL `…/v1`."""
@@ -288,49 +268,6 @@ def _log_tail(path: Path, lines: int = 5) -> str:
     return " | ".join(kept[-lines:])[-600:]
 
 
-_HAS_SERVER: set[str] = set()  # interpreters already found complete (only success is remembered)
-
-
-def _missing_modules(python: str) -> list[str] | None:
-    """The server modules `python` lacks (found without importing them); None if it cannot run."""
-    if python in _HAS_SERVER:
-        return []
-    probe = (
-        "import importlib.util, sys\n"
-        "print(' '.join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))"
-    )
-    try:
-        done = subprocess.run(
-            [python, "-c", probe, *_SERVER_MODULES],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0:
-        return None
-    missing = done.stdout.split()
-    if not missing:
-        _HAS_SERVER.add(python)
-    return missing
-
-
-def llama_problem() -> str | None:
-    """Why llama.cpp's server cannot start here (one line with the fix), or None when it can."""
-    python = llama_python()
-    missing = _missing_modules(python)
-    if missing is None:
-        return (
-            f"cannot run {python} (from ${LLAMA_PYTHON_ENV}): point it at a Python with "
-            "llama-cpp-python[server], or unset it"
-        )
-    if missing:
-        return f"llama-cpp-python is missing from {python}: {install_llama_hint(python)}"
-    return None
-
-
 def resolve_local_model(
     spec: str, *, directory: Path | None = None, catalog: tuple[ModelInfo, ...] | None = None
 ) -> tuple[ModelInfo, Path]:
@@ -353,20 +290,56 @@ def resolve_local_model(
     return info, path
 
 
-_shared: dict[tuple[str, int, int], LocalModelServer] = {}
+_shared: dict[tuple[object, ...], LocalModelServer] = {}
+
+
+def _serving_key(settings: Settings, path: Path) -> tuple[object, ...]:
+    """What the serving depends on: the model, the threads and context asked for, and the run's needs."""
+    run = with_profile(settings)
+    return (str(path), run.local_threads, run.local_context, run.samples, run.context_chars)
+
+
+def serving_for(settings: Settings, info: ModelInfo) -> Serving:
+    """How the managed model is served for these settings on this machine (decided once per process)."""
+    run = with_profile(settings)
+    return plan_serving(
+        samples=run.samples,
+        context_chars=run.context_chars,
+        threads=run.local_threads or os.cpu_count() or 1,
+        context=run.local_context or None,
+        python_program=(llama_python(), "-m", "llama_cpp.server"),
+        model_size=info.size,
+    )
 
 
 async def ensure_local_server(settings: Settings) -> tuple[str, str]:
     """(base_url, model_name) of the process-wide local server for `settings.model` (`local…`)."""
     info, path = resolve_local_model(settings.model)
-    key = (str(path), settings.local_threads or os.cpu_count() or 1, settings.local_context)
+    key = _serving_key(settings, path)
     server = _shared.get(key)
     if server is None:
         await stop_local_server()  # one model in memory at a time
-        server = LocalModelServer(path, alias=info.name, threads=key[1], context=key[2])
+        server = LocalModelServer(path, alias=info.name, serving=serving_for(settings, info))
         _shared[key] = server
     base_url = await server.start()
     return base_url, server.model_name
+
+
+def local_slots(settings: Settings) -> int:
+    """How many requests the managed model for `settings` serves at once (1: llama-cpp-python's server):
+    the started server's count, or the count it will be started with."""
+    info = get_model(settings.model.partition(":")[2] or None)
+    server = _shared.get(_serving_key(settings, model_path(info)))
+    return (server.serving if server is not None else serving_for(settings, info)).slots
+
+
+def serving_line(settings: Settings | None = None) -> str:
+    """Which server serves the managed model here, with its slots and context, in one line."""
+    if settings is None:
+        from fixloop.config import Settings
+
+        settings = Settings(model="local")
+    return serving_for(settings, get_model(settings.model.partition(":")[2] or None)).describe()
 
 
 async def stop_local_server() -> None:
@@ -374,11 +347,3 @@ async def stop_local_server() -> None:
     while _shared:
         _key, server = _shared.popitem()
         await server.stop()
-
-
-def install_llama_hint(python: str) -> str:
-    """The command that adds the local model's server to an interpreter (the `local` extra)."""
-    return (
-        f"install it with `{python} -m pip install '{LLAMA_REQUIREMENT}'` (or run "
-        "scripts/install-local.sh in a fixloop checkout, which builds llama.cpp with portable CPU flags)"
-    )

@@ -1,0 +1,292 @@
+"""The managed local model served two ways, in one run on one machine: llama-cpp-python's server ("old")
+against llama.cpp's own llama-server with parallel slots ("new"; "new-nospec": without n-gram speculative
+decoding, to decide whether it pays).
+
+    python benchmarks/local_model.py                              # demo + 3 bench cases, demo x5
+    python benchmarks/local_model.py --quick                      # demo only, demo x1: a smoke run
+    python benchmarks/local_model.py --cases demo,shipping_quotes --demo-runs 3 --servings new
+
+Per case and serving, a child process runs one fix (`model: local`, the model's profile: a 6-candidate
+sampling round first) through the engine, as the CLI does, and reports: the model server's peak resident
+memory (VmHWM, read from /proc before the server stops), candidates per minute in the first sampling round
+(replies drawn / the round's drawing time), seconds from the run's start to the first verified candidate,
+the run's wall time and status; then, on the same server, prompt tokens/s and decode tokens/s of one
+streamed whole-function request (a fresh prompt: time to the first token; then the stream's pieces per
+second). The demo's wall time is `fixloop demo --model local` (warm: the model downloaded), the median of
+--demo-runs. Servings alternate (old new, new old, ...) so a change in the machine's load hits both; the
+1-minute load average is printed with every row.
+
+Old needs llama-cpp-python[server] in --llama-python (default: $FIXLOOP_LLAMA_PYTHON, else this
+interpreter); new needs llama-server (--llama-server, default: where fixloop finds it). Both need the
+1.5B model (`fixloop model pull`). Linux only (/proc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CASES = ["demo", "shipping_quotes", "payroll_roles", "sales_pipeline"]
+SERVINGS = ["old", "new", "new-nospec"]  # new-nospec: llama-server without n-gram speculation
+
+
+# ---- the child: one fix run and one speed probe on one serving ----------------------------------------
+
+
+def case_project(name: str) -> tuple[Path, list[str]]:
+    """(project folder, failing test ids) of a fixture project or an own bench project."""
+    fixture = REPO / "fixtures" / "projects" / name
+    if fixture.is_dir():
+        return fixture, json.loads((REPO / "fixtures" / "fixes" / f"{name}.json").read_text())["test_ids"]
+    bench = REPO / "fixtures" / "bench" / "projects" / name
+    return bench, json.loads((bench / "case.json").read_text())["failing_test_ids"]
+
+
+def copy_with_git(source: Path) -> Path:
+    root = Path(tempfile.mkdtemp(prefix="local-model-bench-")) / source.name
+    shutil.copytree(source, root, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", "case.json"))
+    quiet = {"cwd": root, "check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q"], **quiet)
+    subprocess.run(["git", "add", "-A"], **quiet)
+    subprocess.run(
+        ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qm", "case"],
+        **quiet,
+    )
+    return root
+
+
+def peak_rss(pid: int) -> int:
+    """VmHWM of a process, in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def round_figures(events: list[tuple[float, Any]]) -> dict[str, Any]:
+    """Candidates per minute in the first sampling round and seconds to the first verified candidate."""
+    from fixloop.events import Notice, Reply
+
+    start = next(
+        ((t, e.step) for t, e in events if isinstance(e, Notice) and e.text.startswith("drawing up to")), None
+    )
+    verified = next(
+        (
+            t
+            for t, e in events
+            if isinstance(e, Notice) and e.kind == "candidate" and ": verified (" in e.text
+        ),
+        None,
+    )
+    figures: dict[str, Any] = {"first_verified_s": verified}
+    if start is None:
+        return figures
+    began, step = start
+    replies = [t for t, e in events if isinstance(e, Reply) and e.step == step and t >= began]
+    if replies:  # the notice opens the round, before the best guess is asked for
+        drawing = max(replies) - began
+        figures.update(
+            candidates=len(replies), round_s=drawing, per_minute=60 * len(replies) / max(drawing, 1e-9)
+        )
+    return figures
+
+
+async def probe(base_url: str, name: str, source: str) -> dict[str, float]:
+    """Prompt and decode tokens/s of one streamed request that asks for a whole function back."""
+    nonce = f"# request {time.time_ns()}\n"  # a prompt no cache holds
+    body = {
+        "model": name,
+        "messages": [
+            {"role": "user", "content": nonce + "Rewrite this module whole, same code:\n\n" + source[:6000]},
+        ],
+        "max_tokens": 256,
+        "temperature": 0,
+        "stream": True,
+    }
+
+    def run() -> dict[str, float]:
+        request = urllib.request.Request(
+            f"{base_url}/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+        )
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        sent = time.monotonic()
+        first = last = 0.0
+        pieces = 0
+        with opener.open(request, timeout=600) as response:
+            for raw in response:
+                line = raw.decode().strip()
+                if not line.startswith("data: {"):
+                    continue
+                delta = json.loads(line[6:])["choices"]
+                if delta and delta[0].get("delta", {}).get("content"):
+                    last = time.monotonic()
+                    first = first or last
+                    pieces += 1
+        count = dict(body, stream=False, max_tokens=1)
+        request = urllib.request.Request(
+            f"{base_url}/chat/completions", json.dumps(count).encode(), {"Content-Type": "application/json"}
+        )
+        with opener.open(request, timeout=600) as response:
+            prompt_tokens = json.loads(response.read())["usage"]["prompt_tokens"]
+        return {
+            "prompt_tokens": prompt_tokens,
+            "prompt_tps": prompt_tokens / max(first - sent, 1e-9),
+            "decode_tps": (pieces - 1) / max(last - first, 1e-9),
+        }
+
+    return await asyncio.to_thread(run)
+
+
+async def child(case: str) -> dict[str, Any]:
+    from fixloop.config import load_settings
+    from fixloop.engine import FixRequest, FixRun
+    from fixloop.model import local
+
+    source, ids = case_project(case)
+    root = copy_with_git(source)
+    settings = load_settings(root, {"model": "local"}, env={})
+    started = time.monotonic()
+    events: list[tuple[float, Any]] = []
+    result: dict[str, Any] = {"case": case}
+    try:
+        done = await FixRun(
+            FixRequest(root, tuple(ids)), settings, lambda e: events.append((time.monotonic() - started, e))
+        ).execute()
+        result.update(status=str(done.status.value if hasattr(done.status, "value") else done.status))
+        result.update(wall_s=time.monotonic() - started, **round_figures(events))
+        (server,) = local._shared.values()
+        assert server.pid is not None and server.base_url is not None
+        result.update(serving=server.serving.describe(), slots=server.serving.slots)
+        code = "\n".join(path.read_text() for path in sorted(root.rglob("*.py")) if "test" not in path.name)
+        result.update(await probe(server.base_url, server.model_name, code))
+        result["peak_rss"] = peak_rss(server.pid)
+    finally:
+        await local.stop_local_server()
+        shutil.rmtree(root.parent, ignore_errors=True)
+    return result
+
+
+# ---- the parent: servings alternated, a table --------------------------------------------------------
+
+
+def serving_env(serving: str, args: argparse.Namespace) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_MODEL", "OPENAI_"))}
+    if "FIXLOOP_MODELS_DIR" in os.environ:
+        env["FIXLOOP_MODELS_DIR"] = os.environ["FIXLOOP_MODELS_DIR"]
+    if serving == "old":
+        env["FIXLOOP_LLAMA_SERVER"] = "none"
+        env["FIXLOOP_LLAMA_PYTHON"] = args.llama_python
+    else:
+        if args.llama_server:
+            env["FIXLOOP_LLAMA_SERVER"] = args.llama_server
+        env["FIXLOOP_LLAMA_SPECULATION"] = "off" if serving == "new-nospec" else "on"
+    return env
+
+
+def load() -> float:
+    return os.getloadavg()[0]
+
+
+def run_case(case: str, serving: str, args: argparse.Namespace) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", case],
+        capture_output=True,
+        text=True,
+        env=serving_env(serving, args),
+        timeout=args.timeout,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"case": case, "error": (done.stderr.strip().splitlines() or ["no output"])[-1][:200]}
+    return json.loads(lines[-1])
+
+
+def demo_seconds(serving: str, args: argparse.Namespace) -> float | None:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "fixloop", "demo", "--model", "local"],
+        capture_output=True,
+        text=True,
+        env=serving_env(serving, args),
+        timeout=args.timeout,
+    )
+    return time.monotonic() - started if done.returncode == 0 else None
+
+
+def show(value: Any, form: str = "{:.1f}") -> str:
+    return "-" if value is None else form.format(value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated (default: %(default)s)")
+    parser.add_argument(
+        "--servings", default=",".join(SERVINGS), help="among old, new, new-nospec (default: all three)"
+    )
+    parser.add_argument("--demo-runs", type=int, default=5, help="demo wall-time runs per serving (0: none)")
+    parser.add_argument("--quick", action="store_true", help="the demo case only, one demo run")
+    parser.add_argument("--llama-python", default=os.environ.get("FIXLOOP_LLAMA_PYTHON") or sys.executable)
+    parser.add_argument("--llama-server", default="", help="a llama-server to use (default: fixloop's)")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds a run may take")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(asyncio.run(child(args.child))), flush=True)
+        return 0
+    cases = ["demo"] if args.quick else [c.strip() for c in args.cases.split(",") if c.strip()]
+    servings = [s.strip() for s in args.servings.split(",") if s.strip() in SERVINGS]
+    demo_runs = min(args.demo_runs, 1) if args.quick else args.demo_runs
+    rows: list[tuple[str, dict[str, Any], float]] = []
+    for index, case in enumerate(cases):
+        order = servings if index % 2 == 0 else servings[::-1]
+        for serving in order:
+            before = load()
+            row = run_case(case, serving, args)
+            rows.append((serving, row, before))
+            print(f"{serving} {case}: {json.dumps(row)}", file=sys.stderr, flush=True)
+    header = (
+        "serving  case              status      peak RSS GiB  prompt t/s  decode t/s  cand/min  "
+        "1st verified s  wall s  load"
+    )
+    print(header)
+    for serving, row, before in rows:
+        if "error" in row:
+            print(f"{serving:<8} {row['case']:<17} error: {row['error']}")
+            continue
+        rss = row.get("peak_rss")
+        print(
+            f"{serving:<8} {row['case']:<17} {row.get('status', '-'):<11} "
+            f"{show(rss and rss / (1 << 30), '{:.2f}'):>12}  {show(row.get('prompt_tps')):>10}  "
+            f"{show(row.get('decode_tps')):>10}  {show(row.get('per_minute')):>8}  "
+            f"{show(row.get('first_verified_s')):>14}  {show(row.get('wall_s')):>6}  {before:.1f}"
+        )
+    for serving, row, _ in rows:
+        if row.get("serving") and row["case"] == cases[0]:
+            print(f"{serving}: {row['serving']}")
+    if demo_runs:
+        times: dict[str, list[float | None]] = {serving: [] for serving in servings}
+        for run in range(demo_runs):
+            for serving in servings if run % 2 == 0 else servings[::-1]:
+                times[serving].append(demo_seconds(serving, args))
+        for serving, values in times.items():
+            ok = [value for value in values if value is not None]
+            median = statistics.median(ok) if ok else None
+            shown = ", ".join(show(value) for value in values)
+            print(f"demo wall time, {serving}: median {show(median)} s of {len(values)} ({shown})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

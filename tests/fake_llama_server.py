@@ -1,0 +1,148 @@
+"""A stand-in for llama.cpp's `llama-server`: takes the flags fixloop gives it and serves a minimal OpenAI
+chat endpoint on the given port, honouring `n` up to `--parallel` as the real one does.
+
+Environment: FAKE_LLAMA_RECORD (a file: one JSON line with this process's pid and argv, then one per chat
+request with its `n`, `max_tokens` and `stream`), FAKE_LLAMA_REPLY (the reply's text), FAKE_LLAMA_DELAY
+(seconds each reply takes), FAKE_LLAMA_MODE (`crash`: exit 3 at start; `silent`: never listen).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.server
+import json
+import os
+import sys
+import threading
+import time
+
+VALUE_FLAGS = (
+    "--model",
+    "--alias",
+    "--host",
+    "--port",
+    "--ctx-size",
+    "--threads",
+    "--parallel",
+    "--flash-attn",
+    "--cache-type-k",
+    "--cache-type-v",
+    "--cache-reuse",
+    "--cache-ram",
+    "--load-mode",
+    "--spec-type",
+    "--spec-draft-n-max",
+    "--spec-ngram-simple-size-n",
+    "--spec-ngram-simple-size-m",
+)
+SWITCHES = ("--kv-unified", "--cont-batching", "--no-webui", "--jinja")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="llama-server")
+    for flag in VALUE_FLAGS:
+        parser.add_argument(flag)
+    for flag in SWITCHES:
+        parser.add_argument(flag, action="store_true")
+    parser.add_argument("--version", action="store_true")
+    return parser.parse_args(argv)
+
+
+args = parse(sys.argv[1:])
+if args.version:
+    print("version: 0 (fake)")
+    sys.exit(0)
+RECORD = os.environ.get("FAKE_LLAMA_RECORD")
+REPLY = os.environ.get("FAKE_LLAMA_REPLY", "ok")
+DELAY = float(os.environ.get("FAKE_LLAMA_DELAY", "0"))
+SLOTS = int(args.parallel or 1)
+_lock = threading.Lock()
+
+
+def record(entry: dict) -> None:
+    if RECORD:
+        with _lock, open(RECORD, "a") as out:
+            out.write(json.dumps(entry) + "\n")
+
+
+record({"pid": os.getpid(), "argv": sys.argv[1:]})
+print("fake llama-server starting on", args.port, flush=True)
+if os.environ.get("FAKE_LLAMA_MODE") == "crash":
+    print("error: failed to load model: bad magic", file=sys.stderr, flush=True)
+    sys.exit(3)
+if os.environ.get("FAKE_LLAMA_MODE") == "silent":
+    time.sleep(60)
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        if self.path in ("/v1/models", "/health"):
+            self.send_json(200, {"object": "list", "data": [{"id": args.alias, "object": "model"}]})
+        else:
+            self.send_json(404, {"error": {"message": "not found", "code": 404}})
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        n = int(body.get("n") or 1)
+        record({"n": n, "max_tokens": body.get("max_tokens"), "stream": bool(body.get("stream"))})
+        if n > SLOTS:
+            message = f"n_cmpl must be between 1 and {SLOTS}"
+            self.send_json(400, {"error": {"message": message, "type": "invalid_request_error", "code": 400}})
+            return
+        time.sleep(DELAY)
+        usage = {"prompt_tokens": 10, "completion_tokens": 2 * n, "total_tokens": 10 + 2 * n}
+        if body.get("stream"):
+            self.stream(usage)
+            return
+        choices = [
+            {"index": i, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}
+            for i in range(n)
+        ]
+        self.send_json(200, self.completion(choices, usage, "chat.completion"))
+
+    def completion(self, choices: list, usage: dict, kind: str) -> dict:
+        return {
+            "id": "fake",
+            "object": kind,
+            "created": 0,
+            "model": args.alias,
+            "choices": choices,
+            "usage": usage,
+        }
+
+    def stream(self, usage: dict) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        delta = {"index": 0, "delta": {"role": "assistant", "content": REPLY}, "finish_reason": None}
+        done = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        for chunk in (
+            self.completion([delta], None, "chat.completion.chunk"),
+            {**self.completion([done], usage, "chat.completion.chunk")},
+        ):
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+    def send_json(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *parts: object) -> None:
+        print("request", *parts, file=sys.stderr, flush=True)
+
+
+try:
+    server = http.server.ThreadingHTTPServer((args.host, int(args.port)), Handler)
+except OSError as error:
+    print(f"couldn't bind HTTP server socket, errno {error.errno}: address already in use", file=sys.stderr)
+    sys.exit(1)
+server.serve_forever()

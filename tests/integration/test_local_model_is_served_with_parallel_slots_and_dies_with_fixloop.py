@@ -1,0 +1,321 @@
+"""The managed model on llama.cpp's own server: slots chosen from the round and the memory, the command line
+it gets, llama-cpp-python's server where it is not built, a round's candidates drawn in one request, and
+no server left behind when `fixloop fix` or the language server ends, however it ends.
+
+The child is tests/fake_llama_server.py behind an executable named llama-server: a real process on a real
+port that takes llama-server's flags and honours `n` up to `--parallel`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fixloop.config import Settings
+from fixloop.errors import ConfigError, ModelError
+from fixloop.model.catalog import get_model
+from fixloop.model.client import ChatModel, Sampling
+from fixloop.model.llama_cpp_python import _SERVER_MODULES, LLAMA_PYTHON_ENV
+from fixloop.model.llama_server import (
+    KV_BYTES_PER_TOKEN,
+    LLAMA_CPP_PYTHON,
+    LLAMA_SERVER,
+    LLAMA_SERVER_ENV,
+    Serving,
+    plan_serving,
+)
+from fixloop.model.local import (
+    ensure_local_server,
+    local_slots,
+    resolve_local_model,
+    serving_line,
+    stop_local_server,
+)
+from support import load_fix
+
+FAKE = Path(__file__).resolve().parents[1] / "fake_llama_server.py"
+GIB = 1 << 30
+
+
+@pytest.fixture
+def fake_llama_server(tmp_path: Path) -> Path:
+    exe = tmp_path / "bin" / "llama-server"
+    exe.parent.mkdir()
+    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    exe.chmod(0o755)
+    return exe
+
+
+@pytest.fixture
+def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llama_server: Path) -> Path:
+    """The fake llama-server is the managed model's server, with a default model file of the right size."""
+    models = tmp_path / "models"
+    models.mkdir()
+    info = get_model()
+    with (models / info.file_name).open("wb") as sparse:
+        sparse.truncate(info.size)
+    path = tmp_path / "record.jsonl"
+    monkeypatch.setenv("FAKE_LLAMA_RECORD", str(path))
+    monkeypatch.setenv("FIXLOOP_MODELS_DIR", str(models))
+    monkeypatch.setenv(LLAMA_SERVER_ENV, str(fake_llama_server))
+    return path
+
+
+def entries(record: Path) -> list[dict]:
+    return [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
+
+
+def plan(memory: int, samples: int = 6, context: int | None = None) -> Serving:
+    return plan_serving(
+        samples=samples,
+        context_chars=24_000,
+        threads=2,
+        context=context,
+        python_program=("python", "-m", "llama_cpp.server"),
+        model_size=1_117_320_768,
+        memory=memory,
+    )
+
+
+def test_slots_follow_the_round_and_shrink_where_memory_is_short(
+    record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    roomy = plan(8 * GIB)
+    assert roomy.speculative and "ngram-simple" in roomy.args(Path("m.gguf"), "m", 1234)
+    monkeypatch.setenv("FIXLOOP_LLAMA_SPECULATION", "off")
+    assert "--spec-type" not in plan(8 * GIB).args(Path("m.gguf"), "m", 1234)
+    assert (roomy.kind, roomy.slots, roomy.threads) == (LLAMA_SERVER, 5, 2)  # a round draws 6 - 1 at once
+    # one prompt (24,000 characters at 3 a token, and the fixed prefix) plus a 2,048-token reply a slot
+    assert roomy.context == 20_480
+    short = plan(int(1.6 * GIB))
+    assert 1 <= short.slots < roomy.slots and short.context < roomy.context
+    assert short.context * KV_BYTES_PER_TOKEN <= 256 << 20
+    assert plan(8 * GIB, samples=1).slots == 1
+    assert plan(8 * GIB, samples=20).slots == 8
+    assert plan(8 * GIB, context=4096).context == 4096  # localContext overrides the sizing
+    assert local_slots(Settings(model="local")) >= 1
+
+
+def test_without_llama_server_the_old_server_serves_one_at_a_time(
+    record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(LLAMA_SERVER_ENV, "none")
+    old = plan(8 * GIB)
+    assert (old.kind, old.slots, old.program) == (LLAMA_CPP_PYTHON, 1, ("python", "-m", "llama_cpp.server"))
+    assert old.context == 14_336  # the run's prompt and one reply, not a fixed 16k
+    assert local_slots(Settings(model="local")) == 1
+    assert serving_line().startswith("llama-cpp-python's server (one request at a time")
+    assert "--n_ctx" in old.args(Path("m.gguf"), "m", 1234)
+
+
+def test_a_wrong_llama_server_path_is_one_line(record: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(LLAMA_SERVER_ENV, "/no/such/llama-server")
+    with pytest.raises(ConfigError) as raised:
+        resolve_local_model("local")
+    assert str(raised.value) == (
+        f"${LLAMA_SERVER_ENV} is /no/such/llama-server, which is not an executable: "
+        "point it at llama-server, or unset it"
+    )
+
+
+async def test_llama_server_gets_slots_a_shared_cache_and_answers_n_at_once(
+    record: Path, fake_llama_server: Path
+) -> None:
+    try:
+        base_url, name = await ensure_local_server(Settings(model="local", local_threads=2))
+        assert await ensure_local_server(Settings(model="local:1.5b", local_threads=2)) == (base_url, name)
+        (launch,) = [entry for entry in entries(record) if "argv" in entry]
+        argv = launch["argv"]
+
+        def value(flag: str) -> str:
+            return argv[argv.index(flag) + 1]
+
+        slots = int(value("--parallel"))
+        assert slots == local_slots(Settings(model="local", local_threads=2)) >= 1
+        assert (value("--alias"), value("--host"), value("--threads")) == (name, "127.0.0.1", "2")
+        assert value("--model").endswith(get_model().file_name)
+        assert {"--kv-unified", "--cont-batching", "--no-webui"} <= set(argv)
+        assert (value("--cache-type-k"), value("--cache-type-v"), value("--flash-attn")) == (
+            "q8_0",
+            "q8_0",
+            "on",
+        )
+        assert value("--cache-ram") == "0"  # no host-memory prompt cache (8 GiB by default)
+        assert value("--load-mode") == "none"  # no mapped model file resident beside the repacked weights
+        assert int(value("--ctx-size")) >= 4096
+        assert serving_line(Settings(model="local", local_threads=2)).startswith(
+            f"llama.cpp's llama-server ({fake_llama_server}): {slots} slot(s)"
+        )
+        model = ChatModel(base_url=base_url, model=name, api_key=None, stream=False)
+        try:
+            replies = await model.complete_choices(
+                [{"role": "user", "content": "hi"}], Sampling(0.8, 1, n=slots)
+            )
+            assert len(replies) == slots
+            with pytest.raises(ModelError):
+                await model.complete_choices(
+                    [{"role": "user", "content": "hi"}], Sampling(0.8, 1, n=slots + 1)
+                )
+        finally:
+            await model.close()
+    finally:
+        await stop_local_server()
+    assert wait_gone(launch["pid"])
+
+
+# ---- every server process gone when fixloop ends ---------------------------------------------------
+
+
+def gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+def wait_gone(pid: int, seconds: float = 15) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not gone(pid):
+        time.sleep(0.05)
+    return gone(pid)
+
+
+def wait_for(record: Path, what: str, seconds: float = 60) -> dict:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = [entry for entry in entries(record) if what in entry]
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no {what!r} in the fake server's record: {entries(record)}")
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_") and k != "FIXLOOP_MODEL"}
+    return {**env, **extra}
+
+
+def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_server(
+    record: Path, fixture_project
+) -> None:
+    root = fixture_project("demo")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fixloop",
+            "fix",
+            *load_fix("demo")["test_ids"],
+            "--root",
+            str(root),
+            "--model",
+            "local",
+        ],
+        capture_output=True,
+        text=True,
+        env=child_env(FIXLOOP_MAX_STEPS="2", FAKE_LLAMA_REPLY="I cannot tell."),
+        timeout=240,
+    )
+    assert done.returncode != 0 and "not fixed" in done.stderr, done.stderr  # the fake's replies fix nothing
+    launch = wait_for(record, "argv")
+    slots = int(launch["argv"][launch["argv"].index("--parallel") + 1])
+    requests = [entry for entry in entries(record) if "n" in entry]
+    assert requests and requests[0]["n"] == 1  # the best guess, alone
+    if slots >= 5:  # the other five in one request, each reply capped near the best guess's length
+        assert [entry["max_tokens"] for entry in requests if entry["n"] == 5] == [1024], requests
+    assert wait_gone(launch["pid"]), "the model server outlived `fixloop fix`"
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_the_server_is_gone_when_fixloop_fix_is_stopped(record: Path, fixture_project, how: str) -> None:
+    root = fixture_project("demo")
+    fix = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fixloop",
+            "fix",
+            *load_fix("demo")["test_ids"],
+            "--root",
+            str(root),
+            "--model",
+            "local",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=child_env(FAKE_LLAMA_DELAY="60"),
+    )
+    try:
+        launch = wait_for(record, "argv")
+        wait_for(record, "n")  # a request is in flight
+        fix.send_signal(getattr(signal, how))
+        fix.wait(timeout=30)
+        assert wait_gone(launch["pid"]), f"the model server outlived `fixloop fix` stopped by {how}"
+    finally:
+        if fix.poll() is None:
+            fix.kill()
+            fix.wait()
+
+
+def lsp_message(payload: dict) -> bytes:
+    body = json.dumps(payload).encode()
+    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+@pytest.mark.parametrize("how", ["editor closes the pipe", "SIGKILL", "SIGTERM"])
+def test_the_server_is_gone_when_the_language_server_goes(record: Path, tmp_path: Path, how: str) -> None:
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "fixloop", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+        env=child_env(FIXLOOP_MODEL="local"),
+    )
+    assert serve.stdin is not None
+    try:
+        init = {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}}
+        serve.stdin.write(lsp_message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))
+        serve.stdin.write(lsp_message({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        serve.stdin.flush()
+        launch = wait_for(record, "argv")  # started (and warmed) as the language server starts
+        if how == "editor closes the pipe":
+            serve.stdin.close()
+        else:
+            serve.send_signal(getattr(signal, how))
+        serve.wait(timeout=30)
+        assert wait_gone(launch["pid"]), f"the model server outlived the language server ({how})"
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
+
+
+def test_doctor_says_which_server_runs(record: Path, tmp_path: Path, fake_llama_server: Path) -> None:
+    def endpoint_line(**env: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "fixloop", "doctor", "--model", "local", "--root", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            env=child_env(**env),
+            timeout=120,
+        )
+        return next(line for line in done.stdout.splitlines() if "endpoint" in line)
+
+    assert f"llama.cpp's llama-server ({fake_llama_server}):" in endpoint_line()
+    stubs = tmp_path / "stubs"
+    for module in _SERVER_MODULES:
+        (stubs / module).mkdir(parents=True)
+        (stubs / module / "__init__.py").write_text("")
+    python = tmp_path / "llama-python"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH="{stubs}" exec "{sys.executable}" -S "$@"\n')
+    python.chmod(0o755)
+    fallback = endpoint_line(**{LLAMA_SERVER_ENV: "none", LLAMA_PYTHON_ENV: str(python)})
+    assert "llama-cpp-python's server (one request at a time" in fallback
