@@ -154,7 +154,8 @@ class Settings:
     # Each ingredient of the search can be turned off, for ablations (all on by default):
     # a failure shows its arguments and expected vs actual (warm start, run_tests, rejections, rounds)
     failing_inputs: bool = setting(True, _flag, env=("FIXLOOP_FAILING_INPUTS",))
-    call_distance_localization: bool = setting(True, _flag)  # near-ties go to what the test calls
+    # near-ties in the coverage ranking go to what the failing test calls
+    call_distance_localization: bool = setting(True, _flag, env=("FIXLOOP_CALL_DISTANCE",))
     # answers replace nested defs, methods, constants (two of one name: the suspect's)
     code_answer_placement: bool = setting(True, _flag, env=("FIXLOOP_CODE_ANSWER_PLACEMENT",))
     reask_unchanged: bool = setting(True, _flag, env=("FIXLOOP_REASK_UNCHANGED",))  # a copy back: asked again
