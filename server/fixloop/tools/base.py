@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from fixloop.tools.workspace import Workspace
 
 FILE_PATH: dict[str, str] = {"type": "string", "description": "file path relative to the project root"}
@@ -54,3 +56,13 @@ class EditingTool(Tool):
     def __init__(self, workspace: Workspace, protect_tests: bool = False) -> None:
         self.workspace = workspace
         self.protect_tests = protect_tests
+
+    def redirected(
+        self, path: str, guessed: Path, found: Path | None, lacks: str, did: str
+    ) -> tuple[Path, str]:
+        """The file a call meant and the note that says so: `found`, the one project file holding what the
+        call names, when the path it gave (`guessed`) lacks it; else `guessed` and no note."""
+        if found is None:
+            return guessed, ""
+        where = self.workspace.relative(found)
+        return found, f"note: '{path}' {lacks}; {did} '{where}', the one project file that does\n"

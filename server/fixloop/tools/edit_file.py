@@ -60,12 +60,7 @@ class EditFileTool(EditingTool):
             # Small models guess folders ("src/x.py") or name the test file while quoting the code under
             # test: when exactly one project file holds old_text, that is the file they mean.
             found = self._one_file_with(old, None if resolved.exists() else resolved.name)
-            if found is not None:
-                note = (
-                    f"note: '{path}' does not hold old_text; edited '{self.workspace.relative(found)}', "
-                    f"the one project file that does\n"
-                )
-                resolved = found
+            resolved, note = self.redirected(path, resolved, found, "does not hold old_text", "edited")
         resolved = self.workspace.resolve_file(self.workspace.relative(resolved), must_exist=True)
         rel = self.workspace.relative(resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)

@@ -49,12 +49,9 @@ class ReplaceFunctionTool(EditingTool):
             # Small models guess folders ("src/x.py"): when exactly one project file defines the function
             # (one of that file name first, else any code file), that is the file they mean.
             found = self._one_file_defining(name, resolved.name)
-            if found is not None:
-                note = (
-                    f"note: '{path}' does not define {name.strip()}; replaced it in "
-                    f"'{self.workspace.relative(found)}', the one project file that does\n"
-                )
-                resolved = found
+            resolved, note = self.redirected(
+                path, resolved, found, f"does not define {name.strip()}", "replaced it in"
+            )
         resolved = self.workspace.resolve_file(self.workspace.relative(resolved), must_exist=True)
         rel = self.workspace.relative(resolved)
         refuse_test_edit(self.workspace, rel, self.protect_tests)
