@@ -200,13 +200,16 @@ def load() -> float:
 
 
 def run_case(case: str, serving: str, args: argparse.Namespace) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, __file__, "--child", case],
-        capture_output=True,
-        text=True,
-        env=serving_env(serving, args),
-        timeout=args.timeout,
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", case],
+            capture_output=True,
+            text=True,
+            env=serving_env(serving, args),
+            timeout=args.timeout,
+        )
+    except subprocess.TimeoutExpired:  # a row that says so, and the next serving still runs
+        return {"case": case, "error": f"no result within --timeout {args.timeout:g} s"}
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         return {"case": case, "error": (done.stderr.strip().splitlines() or ["no output"])[-1][:200]}
@@ -215,13 +218,16 @@ def run_case(case: str, serving: str, args: argparse.Namespace) -> dict[str, Any
 
 def demo_seconds(serving: str, args: argparse.Namespace) -> float | None:
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "fixloop", "demo", "--model", "local"],
-        capture_output=True,
-        text=True,
-        env=serving_env(serving, args),
-        timeout=args.timeout,
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "fixloop", "demo", "--model", "local"],
+            capture_output=True,
+            text=True,
+            env=serving_env(serving, args),
+            timeout=args.timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return None
     return time.monotonic() - started if done.returncode == 0 else None
 
 

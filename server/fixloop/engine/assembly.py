@@ -195,7 +195,11 @@ def sampling_for(
         variety=variety,
         reask=plan.reask_unchanged,
     )
-    lines = line_round(plan, model, gate, base, emit, tried, material.focus, material.failures)
+    lines = (
+        line_round(plan, model, gate, base, emit, tried, material.focus, material.failures)
+        if plan.round_kinds
+        else None
+    )
     return SamplingTurns(
         search,
         start_samples=plan.start_samples,
@@ -204,7 +208,7 @@ def sampling_for(
         focus=focus_points(material.focus) if plan.focus else (),
         teach=plan.loop.teach,
         kinds=RoundKinds() if plan.round_kinds else None,
-        lines=lines if plan.round_kinds else None,
+        lines=lines,
     )
 
 
