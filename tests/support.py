@@ -182,3 +182,17 @@ def write_project(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
     return root
+
+
+def scripted_model_env(base_url: str, cache: Path) -> dict[str, str]:
+    """This process's environment for a `fixloop` child talking to a scripted model at `base_url`: no
+    FIXLOOP_/OPENAI_ setting of the caller's leaks in, its cache is `cache`, no pytest plugin autoloads."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
+    env.update(
+        FIXLOOP_BASE_URL=base_url,
+        FIXLOOP_MODEL="scripted",
+        FIXLOOP_API_KEY="none",
+        XDG_CACHE_HOME=str(cache),
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+    )
+    return env

@@ -5,7 +5,6 @@ latest row of a run winning; each row says which fixloop, model and machine made
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from fixloop.bench.cases import BenchCase
 from fixloop.bench.merge import merge_results
 from fixloop.bench.shards import in_shard, parse_shard
 from scripted_model import ScriptedModelServer
-from support import write_project
+from support import scripted_model_env, write_project
 
 GOOD_CALC = "def add(a, b):\n    return a + b\n"
 TURN = {
@@ -83,14 +82,7 @@ def test_two_shards_run_apart_and_their_report_is_one_table(tmp_path: Path):
         )
     server = ScriptedModelServer([TURN] * 20)
     server.start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
-    env.update(
-        FIXLOOP_BASE_URL=server.base_url,
-        FIXLOOP_MODEL="scripted",
-        FIXLOOP_API_KEY="none",
-        XDG_CACHE_HOME=str(tmp_path / "cache"),
-        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-    )
+    env = scripted_model_env(server.base_url, tmp_path / "cache")
 
     def fixloop(*args: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(

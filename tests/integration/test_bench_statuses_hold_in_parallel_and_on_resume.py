@@ -5,7 +5,6 @@ on the same results file skips what finished (errors are tried again)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from scripted_model import ScriptedModelServer
-from support import write_project
+from support import scripted_model_env, write_project
 
 GOOD_CALC = "def add(a, b):\n    return a + b\n"
 # Every turn is the same (write calc.py whole, then submit): interleaved runs get the same answers.
@@ -82,14 +81,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     work = tmp_path_factory.mktemp("bench")
     server = ScriptedModelServer([TURN] * 40)
     server.start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
-    env.update(
-        FIXLOOP_BASE_URL=server.base_url,
-        FIXLOOP_MODEL="scripted",
-        FIXLOOP_API_KEY="none",
-        XDG_CACHE_HOME=str(work / "cache"),
-        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-    )
+    env = scripted_model_env(server.base_url, work / "cache")
 
     def run(jobs: int, results: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
         done = subprocess.run(

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from scripted_model import ScriptedModelServer
-from support import write_project
+from support import scripted_model_env, write_project
 
 MARK = "sleeps_when_asked_4c1d"
 SLOW_TEST = (
@@ -55,14 +55,7 @@ def test_a_run_past_the_run_timeout_is_stopped_and_counts_as_not_fixed(tmp_path:
     )
     server = ScriptedModelServer([TURN] * 5)
     server.start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
-    env.update(
-        FIXLOOP_BASE_URL=server.base_url,
-        FIXLOOP_MODEL="scripted",
-        FIXLOOP_API_KEY="none",
-        XDG_CACHE_HOME=str(tmp_path / "cache"),
-        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-    )
+    env = scripted_model_env(server.base_url, tmp_path / "cache")
     results = tmp_path / "results.jsonl"
     started = time.monotonic()
     try:
