@@ -202,22 +202,27 @@ def child_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+def fix_demo(root: Path) -> list[str]:
+    """`fixloop fix` of the demo project's failing test with the managed local model."""
+    return [
+        sys.executable,
+        "-m",
+        "fixloop",
+        "fix",
+        *load_fix("demo")["test_ids"],
+        "--root",
+        str(root),
+        "--model",
+        "local",
+    ]
+
+
 def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_server(
     record: Path, fixture_project
 ) -> None:
     root = fixture_project("demo")
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fixloop",
-            "fix",
-            *load_fix("demo")["test_ids"],
-            "--root",
-            str(root),
-            "--model",
-            "local",
-        ],
+        fix_demo(root),
         capture_output=True,
         text=True,
         env=child_env(FIXLOOP_MAX_STEPS="2", FAKE_LLAMA_REPLY="I cannot tell."),
@@ -237,17 +242,7 @@ def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_ser
 def test_the_server_is_gone_when_fixloop_fix_is_stopped(record: Path, fixture_project, how: str) -> None:
     root = fixture_project("demo")
     fix = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "fixloop",
-            "fix",
-            *load_fix("demo")["test_ids"],
-            "--root",
-            str(root),
-            "--model",
-            "local",
-        ],
+        fix_demo(root),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=child_env(FAKE_LLAMA_DELAY="60"),
