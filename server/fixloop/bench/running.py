@@ -53,38 +53,51 @@ class RunContext:
 async def run_unit(unit: Unit, context: RunContext) -> RunRecord:
     """Copy the case, run the mode on the copy, judge its diff; every failure becomes a status. A run past
     the run timeout is cancelled (its test processes killed, its copy removed) and counts as not fixed."""
-    case, judge = unit.case, context.judge
-    baseline = await judge.baseline(case)  # once per case, before the run's clock starts
+    baseline = await context.judge.baseline(unit.case)  # once per case, before the run's clock starts
     started = time.monotonic()
-    stopped = ""
     if baseline.problem:
-        outcome = ModeRun(False, "", error=f"the case cannot be judged: {baseline.problem}")
+        outcome, stopped = ModeRun(False, "", error=f"the case cannot be judged: {baseline.problem}"), ""
     else:
-        try:
-            async with asyncio.timeout(context.run_timeout):
-                async with CaseCopy(case) as root:
-                    command = list(resolve_test_command(case, root))
-                    settings = load_settings(root, {**context.overrides, "testCommand": command})
-                    outcome = await mode(unit.mode)(case, root, settings)
-        except TimeoutError:
-            stopped = f"stopped at the run timeout ({context.run_timeout:g} s): not fixed in time"
-            outcome = ModeRun(False, "", summary=stopped)
-        except FixloopError as error:
-            outcome = ModeRun(False, "", error=error.message)
-        except Exception as error:  # one broken run must not end the bench: it is an error row
-            log.exception("bench run of %s in mode %s failed", case.name, unit.mode)
-            outcome = ModeRun(False, "", error=f"internal error: {type(error).__name__}: {error}")
+        outcome, stopped = await _run_mode(unit, context)
     wall = time.monotonic() - started
+    verdict = await _verdict(unit, context, outcome, stopped)
+    return _record(unit, context, outcome, verdict, wall)
+
+
+async def _run_mode(unit: Unit, context: RunContext) -> tuple[ModeRun, str]:
+    """The mode's run on a copy of the case, and why it was stopped ("" unless it hit the run timeout)."""
+    case = unit.case
+    try:
+        async with asyncio.timeout(context.run_timeout):
+            async with CaseCopy(case) as root:
+                command = list(resolve_test_command(case, root))
+                settings = load_settings(root, {**context.overrides, "testCommand": command})
+                return await mode(unit.mode)(case, root, settings), ""
+    except TimeoutError:
+        stopped = f"stopped at the run timeout ({context.run_timeout:g} s): not fixed in time"
+        return ModeRun(False, "", summary=stopped), stopped
+    except FixloopError as error:
+        return ModeRun(False, "", error=error.message), ""
+    except Exception as error:  # one broken run must not end the bench: it is an error row
+        log.exception("bench run of %s in mode %s failed", case.name, unit.mode)
+        return ModeRun(False, "", error=f"internal error: {type(error).__name__}: {error}"), ""
+
+
+async def _verdict(unit: Unit, context: RunContext, outcome: ModeRun, stopped: str) -> Verdict:
+    """The judge's verdict on the run's diff; a stopped or failed run is not judged."""
     try:
         if stopped:
-            verdict = Verdict("not_fixed", stopped)
-        elif outcome.error:
-            verdict = Verdict("error", outcome.error)
-        else:
-            verdict = await judge.judge(case, outcome.diff, claimed=outcome.claimed)
+            return Verdict("not_fixed", stopped)
+        if outcome.error:
+            return Verdict("error", outcome.error)
+        return await context.judge.judge(unit.case, outcome.diff, claimed=outcome.claimed)
     except Exception as error:
-        log.exception("judging %s in mode %s failed", case.name, unit.mode)
-        verdict = Verdict("error", f"the judge failed: {type(error).__name__}: {error}")
+        log.exception("judging %s in mode %s failed", unit.case.name, unit.mode)
+        return Verdict("error", f"the judge failed: {type(error).__name__}: {error}")
+
+
+def _record(unit: Unit, context: RunContext, outcome: ModeRun, verdict: Verdict, wall: float) -> RunRecord:
+    case = unit.case
     return RunRecord(
         case.name,
         unit.mode,
