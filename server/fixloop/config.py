@@ -126,7 +126,7 @@ class Settings:
     run_tests_on_save: bool = setting(False, _flag)
     # Engine budgets, settable but not part of the editor-facing table.
     max_tokens: int = setting(400_000, _whole(1))
-    max_seconds: float = setting(1800.0, _number(zero=False))
+    max_seconds: float = setting(1800.0, _number(zero=False), env=("FIXLOOP_MAX_SECONDS",))
     output_cap: int = setting(16 * 1024, _whole(1))
     model_timeout: float = setting(600.0, _number(zero=False))
     # None: not sent (some hosted reasoning models reject it)

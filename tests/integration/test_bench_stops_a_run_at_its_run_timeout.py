@@ -1,5 +1,6 @@
 """`fixloop bench --run-timeout S` stops a run that goes past S seconds: its test processes are killed, it
-counts as not fixed with the reason, and the bench goes on."""
+counts as not fixed with the reason, and the bench goes on. A run's own time budget ends first, so a run that
+keeps within its steps ends as runs do, with its outcome."""
 
 from __future__ import annotations
 
@@ -43,6 +44,50 @@ def _processes_with(mark: str) -> list[str]:
     return found
 
 
+def _bench(tmp_path: Path, turns: list[dict], *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    server = ScriptedModelServer(turns)
+    server.start()
+    results = tmp_path / "results.jsonl"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "fixloop", "bench", str(tmp_path / "cases"), "--results", str(results), *args],
+            capture_output=True,
+            text=True,
+            env=scripted_model_env(server.base_url, tmp_path / "cache"),
+            timeout=200,
+        )
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stdout + done.stderr
+    [row] = [json.loads(line) for line in results.read_text().splitlines()]
+    return done, row
+
+
+def test_a_run_ends_on_its_own_time_budget_before_the_run_timeout(tmp_path: Path):
+    write_project(
+        tmp_path / "cases" / "slow",
+        {
+            "case.json": '{"failing_test_ids": ["tests/test_calc.py::test_add"]}',
+            "calc.py": "def add(a, b):\n    return a - b\n",
+            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+            "tests/test_slow.py": "import time\n"
+            + "".join(f"\n\ndef test_slow_{n}():\n    time.sleep(2)\n" for n in range(40)),
+        },
+    )
+    turns = [  # a different test each turn, so the run is never stuck
+        {
+            "content": "checking.",
+            "tool_calls": [{"name": "run_tests", "arguments": {"test_ids": [f"tests/test_slow.py::test_slow_{n}"]}}],
+        }
+        for n in range(40)
+    ]
+    done, row = _bench(tmp_path, turns, "--run-timeout", "30", "--max-steps", "40")
+    assert row["status"] == "not_fixed"
+    assert "time budget used up" in row["summary"], row
+    assert row["wall_seconds"] < 30
+    assert "run timeout" not in row["note"]
+
+
 def test_a_run_past_the_run_timeout_is_stopped_and_counts_as_not_fixed(tmp_path: Path):
     write_project(
         tmp_path / "cases" / "slow",
@@ -53,27 +98,9 @@ def test_a_run_past_the_run_timeout_is_stopped_and_counts_as_not_fixed(tmp_path:
             "tests/test_slow.py": SLOW_TEST,
         },
     )
-    server = ScriptedModelServer([TURN] * 5)
-    server.start()
-    env = scripted_model_env(server.base_url, tmp_path / "cache")
-    results = tmp_path / "results.jsonl"
     started = time.monotonic()
-    try:
-        done = subprocess.run(
-            [
-                sys.executable, "-m", "fixloop", "bench", str(tmp_path / "cases"),
-                "--results", str(results), "--run-timeout", "8", "--test-timeout", "200",
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=200,
-        )  # fmt: skip
-    finally:
-        server.stop()
-    assert done.returncode == 0, done.stdout + done.stderr
+    done, row = _bench(tmp_path, [TURN] * 5, "--run-timeout", "8", "--test-timeout", "200")
     assert time.monotonic() - started < 100  # far less than the 120 s the test sleeps
-    [row] = [json.loads(line) for line in results.read_text().splitlines()]
     assert row["status"] == "not_fixed"
     assert row["note"] == "stopped at the run timeout (8 s): not fixed in time"
     assert 8 <= row["wall_seconds"] < 40

@@ -138,6 +138,7 @@ def test_environment_variables_fill_their_settings(tmp_path: Path):
         "FIXLOOP_MAX_STEPS": "9",
         "FIXLOOP_ATTEMPTS": "2",
         "FIXLOOP_TEST_TIMEOUT": "5",
+        "FIXLOOP_MAX_SECONDS": "300",
     }
     settings, errors = SettingsSources(tmp_path, env=env).resolve()
     assert errors == []
@@ -148,7 +149,8 @@ def test_environment_variables_fill_their_settings(tmp_path: Path):
         settings.max_steps,
         settings.attempts,
         settings.test_timeout,
-    ) == ("m", "http://openai/v1", "text", 9, 2, 5.0)
+        settings.max_seconds,
+    ) == ("m", "http://openai/v1", "text", 9, 2, 5.0, 300.0)
     both = SettingsSources(tmp_path, env={**env, "FIXLOOP_BASE_URL": "http://mine/v1"}).resolve()[0]
     assert both.base_url == "http://mine/v1"
 

@@ -8,7 +8,7 @@ import logging
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from fixloop.engine import is_local, model_endpoint
 from fixloop.errors import FixloopError
 
 EXIT_RAN, EXIT_BAD_INPUT = 0, 2
+FINISH_MARGIN = 0.2  # of the run timeout, left for a round under way when the run's own budget ends
 log = logging.getLogger(__name__)
 
 
@@ -67,11 +68,16 @@ async def run_unit(unit: Unit, context: RunContext) -> RunRecord:
 async def _run_mode(unit: Unit, context: RunContext) -> tuple[ModeRun, str]:
     """The mode's run on a copy of the case, and why it was stopped ("" unless it hit the run timeout)."""
     case = unit.case
+    deadline = time.monotonic() + context.run_timeout
     try:
         async with asyncio.timeout(context.run_timeout):
             async with CaseCopy(case) as root:
                 command = list(resolve_test_command(case, root))
                 settings = load_settings(root, {**context.overrides, "testCommand": command})
+                # The run's own time budget ends before the bench's timeout, so it ends as a run does:
+                # with its outcome, its rounds and its transcript, not cut off.
+                budget = max(1.0, deadline - time.monotonic() - FINISH_MARGIN * context.run_timeout)
+                settings = replace(settings, max_seconds=min(settings.max_seconds, budget))
                 return await mode(unit.mode)(case, root, settings), ""
     except TimeoutError:
         stopped = f"stopped at the run timeout ({context.run_timeout:g} s): not fixed in time"
