@@ -49,8 +49,9 @@ def _bench(tmp_path: Path, turns: list[dict], *args: str) -> tuple[subprocess.Co
     server.start()
     results = tmp_path / "results.jsonl"
     try:
+        command = [sys.executable, "-m", "fixloop", "bench", str(tmp_path / "cases"), "--results", results]
         done = subprocess.run(
-            [sys.executable, "-m", "fixloop", "bench", str(tmp_path / "cases"), "--results", str(results), *args],
+            [*map(str, command), *args],
             capture_output=True,
             text=True,
             env=scripted_model_env(server.base_url, tmp_path / "cache"),
@@ -77,11 +78,13 @@ def test_a_run_ends_on_its_own_time_budget_before_the_run_timeout(tmp_path: Path
     turns = [  # a different test each turn, so the run is never stuck
         {
             "content": "checking.",
-            "tool_calls": [{"name": "run_tests", "arguments": {"test_ids": [f"tests/test_slow.py::test_slow_{n}"]}}],
+            "tool_calls": [
+                {"name": "run_tests", "arguments": {"test_ids": [f"tests/test_slow.py::test_slow_{n}"]}}
+            ],
         }
         for n in range(40)
     ]
-    done, row = _bench(tmp_path, turns, "--run-timeout", "30", "--max-steps", "40")
+    _, row = _bench(tmp_path, turns, "--run-timeout", "30", "--max-steps", "40")
     assert row["status"] == "not_fixed"
     assert "time budget used up" in row["summary"], row
     assert row["wall_seconds"] < 30
