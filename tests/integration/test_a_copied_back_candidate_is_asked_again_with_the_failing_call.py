@@ -106,3 +106,21 @@ async def test_a_later_round_counts_a_fix_tried_before_and_does_not_repeat_the_t
     ]
     sampled = outcome.server.requests[-1]["messages"][-1]["content"]
     assert sampled.count("result -= i") == 1  # the round's ask lists it; the draw's hint does not again
+
+
+async def test_the_copies_back_of_one_request_are_asked_again_together(run_fix) -> None:
+    wrong = code("result -= i")
+    script = [
+        {"content": wrong},  # the best guess: judged, rejected
+        {"content": UNCHANGED, "choices": [{"content": UNCHANGED}, {"content": code("result = i")}]},
+        {"content": FIX, "together": 2},  # both re-asks are in flight at once: the endpoint serves two
+        {"content": code("result += 2 * i"), "together": 2},
+    ]
+    outcome = await run_fix("demo", script, samples=4, **SAMPLE)
+
+    assert outcome.server.failures == [], "\n".join(outcome.notices)
+    assert outcome.result.status == "fixed", outcome.notices
+    asked = [r["messages"][-1]["content"] for r in outcome.server.requests[2:]]
+    assert len(asked) == 2 and all(ASKED in text for text in asked)
+    figures = [e.text for e in outcome.events if isinstance(e, Notice) and e.kind == "round"]
+    assert figures[0].startswith("round 1: 6 candidate(s) drawn (2 asked again)"), figures

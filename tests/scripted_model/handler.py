@@ -97,6 +97,7 @@ class ChatHandler(BaseHTTPRequestHandler):
             if refusal is not None:
                 self._send_json(refusal.status, refusal.body)
                 return
+            self.owner.enter_flight(1)
             try:
                 self._chat(body)
             except OSError:
@@ -106,6 +107,8 @@ class ChatHandler(BaseHTTPRequestHandler):
                 self._send_error(
                     500, f"scripted model internal error: {error!r}", "server_error", retry=False
                 )
+            finally:
+                self.owner.enter_flight(-1)
         elif path == "/_fixloop/turns":
             try:
                 self.owner.add_turns(body)
@@ -147,6 +150,9 @@ class ChatHandler(BaseHTTPRequestHandler):
         else:
             turn = value
         owner._log(f"request #{len(owner.requests)}: {describe_turn(turn)}")
+        if turn.get("together") and (problem := owner.wait_together(int(turn["together"]))) is not None:
+            self._send_error(500, problem, "scripted_expectation_failed", retry=False)
+            return
         delay = float(turn.get("delay") or 0)
         if delay > 0 and owner._stopping.wait(delay):
             self.close_connection = True

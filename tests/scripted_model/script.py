@@ -33,6 +33,7 @@ TURN_KEYS = frozenset(
         "usage",
         "note",
         "choices",
+        "together",
     }
 )
 

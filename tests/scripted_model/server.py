@@ -36,7 +36,8 @@ class ScriptedModelServer:
       `call_N`), `refusal` (text in `message.refusal`), `finish_reason` (override);
     - `stream`: force SSE or JSON whatever the request asked; `delay` seconds before answering;
       `chunk_delay` seconds between stream chunks; `chunk_chars`: content in pieces of this many
-      characters (a token-like pace); `usage`: override the token counts;
+      characters (a token-like pace); `usage`: override the token counts; `together`: N holds the answer
+      until N chat requests are in flight at once (else, after 10 s, an HTTP 500 and a `failures` entry);
     - `fault`: "500", "429" (with `retry_after`), "400_tools", "401", "404_model", "stall" (`seconds`,
       default 30: nothing is sent, then the connection closes), "drop" (a few chunks, then the
       connection closes mid-body). A fault consumes its turn, so a retry gets the next one;
@@ -82,6 +83,9 @@ class ScriptedModelServer:
         self._turns: deque[dict[str, Any]] = deque(config["turns"])
         self._served = 0
         self._lock = threading.Lock()
+        self._in_flight = 0  # chat requests being answered
+        self._arrivals = 0  # chat requests received in all
+        self._flight = threading.Condition()
         self._stopping = threading.Event()
         self._call_ids = itertools.count(1)
         self._completion_ids = itertools.count(1)
@@ -177,6 +181,26 @@ class ScriptedModelServer:
             self._turns.popleft()
             self._served += 1
             return "turn", turn
+
+    def enter_flight(self, change: int) -> None:
+        """One chat request more (1) or fewer (-1) in flight."""
+        with self._flight:
+            self._in_flight += change
+            self._arrivals += max(change, 0)
+            self._flight.notify_all()
+
+    def wait_together(self, count: int, seconds: float = 10.0) -> str | None:
+        """Wait until this request has been in flight with `count - 1` others (those in flight now and those
+        that come while it waits); the failure, if they never come."""
+        with self._flight:
+            others, arrivals = self._in_flight - 1, self._arrivals
+            met = self._flight.wait_for(lambda: others + self._arrivals - arrivals >= count - 1, seconds)
+            if met:
+                return None
+            message = f"scripted model: {count} requests were expected in flight together, {others + 1} came"
+        with self._lock:
+            self.failures.append(message)
+        return message
 
     def _log(self, text: str) -> None:
         if self.verbose:

@@ -9,7 +9,8 @@ are drawn; a candidate already judged (in this round or before) is not judged ag
 first verified candidate, when N are drawn, or when the round's time or token budget is spent; of the
 verified ones the smallest diff wins. Each sampled draw is shown something of its own (draws.py: another
 suspect, another failing call, what was tried and failed); a candidate that copies the code back
-unchanged is answered at once with the failing call and asked again, once per draw; each round's figures
+unchanged is answered with the failing call and asked again, once per draw (the copies of one request
+together, as many at a time as the endpoint serves); each round's figures
 say what became of its candidates (round_result.py).
 """
 
@@ -129,11 +130,15 @@ class CandidateSearch:
             )
         state.base.note_paths([str(message.get("content") or "") for message in request.messages])
         try:
-            async for draw, reply in self._draws(request, state):
-                candidate = self._take(draw.number, reply, request, state, result)
-                if candidate.unchanged and self.reask and not self._should_stop(state):
-                    await self._ask_again(draw, reply, request, state, result)
-                if draw.number == 1:  # the best guess's verdict decides whether sampling is needed at all
+            async for group in self._draws(request, state):
+                copies = [
+                    (draw, reply)
+                    for draw, reply in group
+                    if self._take(draw.number, reply, request, state, result).unchanged
+                ]
+                if copies and self.reask and not self._should_stop(state):
+                    await self._ask_again(copies, request, state, result)
+                if group[0][0].number == 1:  # the best guess's verdict decides whether to sample at all
                     await asyncio.gather(*state.judging)
             await asyncio.gather(*state.judging)
         finally:
@@ -146,20 +151,20 @@ class CandidateSearch:
 
     async def _draws(
         self, request: RoundRequest, state: _RoundState
-    ) -> AsyncIterator[tuple[Draw, ModelReply]]:
-        """(draw, reply) for each candidate drawn, best guess first, until a stop condition."""
+    ) -> AsyncIterator[list[tuple[Draw, ModelReply]]]:
+        """The candidates drawn, a group per request or requests drawn together (their copies back are
+        asked again together), best guess first, until a stop condition."""
         limits = self.limits
         first = self._plan(request, 1)
         reply = await self._draw_one(first, request, Sampling(limits.best_guess_temperature))
         if reply is not None:
-            yield first, reply
+            yield [(first, reply)]
         number = 1
         if limits.batch and request.samples > 2 and not self._should_stop(state):
             batch = self._plan(request, 2, focus=False)  # one request: one prompt for all its choices
             replies = await self._draw_batch(batch, request, request.samples - 1, _batch_cap(reply))
-            for reply in replies:
-                number += 1
-                yield Draw(number, batch.messages, batch.inputs), reply
+            yield [(Draw(number + n, batch.messages, batch.inputs), one) for n, one in enumerate(replies, 1)]
+            number += len(replies)
             if len(replies) > 1:
                 return
         while number < request.samples and not self._should_stop(state):
@@ -175,10 +180,10 @@ class CandidateSearch:
                     for draw in draws
                 )
             )
-            for draw, reply in zip(draws, replies, strict=True):
-                number += 1
-                if reply is not None:
-                    yield draw, reply
+            number += len(draws)
+            drawn = [(draw, reply) for draw, reply in zip(draws, replies, strict=True) if reply is not None]
+            if drawn:
+                yield drawn
 
     def _plan(self, request: RoundRequest, number: int, *, focus: bool = True) -> Draw:
         """What draw `number` is shown (draws.py); the batch's is not pointed at one suspect."""
@@ -220,18 +225,33 @@ class CandidateSearch:
         return replies[:count]
 
     async def _ask_again(
-        self, draw: Draw, reply: ModelReply, request: RoundRequest, state: _RoundState, result: RoundResult
+        self,
+        copies: Sequence[tuple[Draw, ModelReply]],
+        request: RoundRequest,
+        state: _RoundState,
+        result: RoundResult,
     ) -> None:
-        """A draw that copied the code back is answered with the failing call, once; the answer is judged
-        like any candidate of the round."""
+        """Draws that copied the code back are answered with the failing call, once each, as many at a time
+        as the endpoint serves; the answers are judged like any candidate of the round."""
+        asks = [self._reask(draw, reply, request) for draw, reply in copies]
+        at_once = max(1, self.limits.draws_at_once)
+        for start in range(0, len(asks), at_once):
+            if start and self._should_stop(state):
+                return
+            chunk = asks[start : start + at_once]
+            answers = await asyncio.gather(*(self._draw_one(ask, request, how) for ask, how in chunk))
+            for (ask, _), answer in zip(chunk, answers, strict=True):
+                if answer is not None:
+                    result.asked_again += 1
+                    self._take(ask.number, answer, request, state, result, again=True)
+
+    def _reask(self, draw: Draw, reply: ModelReply, request: RoundRequest) -> tuple[Draw, Sampling]:
+        """The follow-up of a copy back, and how it is sampled (the best guess as it was drawn)."""
         inputs = draw.inputs or pick(self.variety.inputs, 1)
         again = Draw(draw.number, reask_messages(draw, reply.content, inputs), inputs)
         temperature = self.limits.best_guess_temperature if draw.number == 1 else self.limits.temperature
         seed = None if draw.number == 1 else request.seed_base + 50 + draw.number
-        answer = await self._draw_one(again, request, Sampling(temperature, seed))
-        if answer is not None:
-            result.asked_again += 1
-            self._take(draw.number, answer, request, state, result, again=True)
+        return again, Sampling(temperature, seed)
 
     def _counted(self, reply: ModelReply, request: RoundRequest) -> None:
         request.count(reply)
