@@ -1,5 +1,6 @@
 """Silence, repeats and stuck calls move the run to the next kind of round (candidates on the next suspect,
-a line-level round, the loop) instead of nudging again; a run ends early only once every kind was tried."""
+a line-level round, the loop) instead of nudging again, and a start round of candidates that found nothing
+goes on through the code rounds before the loop; a run ends early only once every kind was tried."""
 
 from __future__ import annotations
 
@@ -28,18 +29,16 @@ def line_requests(outcome) -> list[dict]:
     return [r for r in outcome.server.requests if r.get("max_tokens") == 96]
 
 
-async def test_a_silent_model_gets_a_suspect_round_then_a_line_round_and_never_two_silent_pairs(run_fix):
+async def test_a_failed_start_round_goes_on_to_a_suspect_round_then_a_line_round_then_the_loop(run_fix):
     script = [
         {"content": WRONG},  # the start round: the best guess and one sampled candidate
         {"content": OTHER_WRONG},
-        PROSE,  # nudged once
-        PROSE,  # two in a row: the next kind, candidates on the next suspect
-        {"content": WRONG},
+        {"content": WRONG},  # candidates on the next suspect, from the start round's prompt (no tools)
         {"content": OTHER_WRONG},
-        PROSE,  # one silent reply is enough now: the line-level round
-        *[NO_LINE] * 8,
-        PROSE,  # then the loop
-        PROSE,  # every kind tried: the run ends
+        *[NO_LINE] * 8,  # the line-level round
+        PROSE,  # the loop: nudged once
+        PROSE,  # two in a row: the last kind, the loop's ask
+        PROSE,  # one silent reply is enough now: every kind tried, the run ends
         *[PROSE] * 10,
     ]
     outcome = await run_fix("demo", script, maxSteps=30, **SAMPLE)
@@ -47,30 +46,29 @@ async def test_a_silent_model_gets_a_suspect_round_then_a_line_round_and_never_t
     assert outcome.result.status == "not_fixed"
     assert outcome.notices.count("no tool call; nudging the model to continue") == 1
     assert rounds(outcome)[:3] == [
-        "no tool call: moving on to candidates focused on the next suspect",
-        "no tool call: moving on to a line-level round",
+        "no fix yet: moving on to candidates focused on the next suspect",
+        "no fix yet: moving on to a line-level round",
         "no tool call: moving on to the loop's tool turns",
     ]
     requests = outcome.server.requests
-    assert HINT in requests[4]["messages"][-1]["content"] and HINT in requests[5]["messages"][-1]["content"]
+    assert HINT in requests[2]["messages"][-1]["content"] and HINT in requests[3]["messages"][-1]["content"]
+    assert not any(request.get("tools") for request in requests[:4])  # the start round's prompt, cached
+    assert requests[2]["messages"][:2] == requests[0]["messages"][:2]
     lines = line_requests(outcome)
-    assert len(lines) == 8 and requests.index(lines[0]) == 7
+    assert len(lines) == 8 and requests.index(lines[0]) == 4
     shown = lines[0]["messages"][-1]["content"]
     assert "8:         result += i" in shown and "line N: <the new code of line N>" in shown
     assert "test_factorial_of_five" in shown  # what failed, with its inputs
     assert "every kind of round tried (suspect, lines, loop)" in outcome.result.summary
-    assert len(requests) == 17 and outcome.result.steps < 30  # stopped with its budget left, saying why
+    assert len(requests) == 15 and outcome.result.steps < 30  # stopped with its budget left, saying why
 
 
 async def test_a_line_answer_that_fixes_the_bug_is_verified_and_proposed(run_fix):
     script = [
         {"content": WRONG},
         {"content": OTHER_WRONG},
-        PROSE,
-        PROSE,
         {"content": WRONG},
         {"content": OTHER_WRONG},
-        PROSE,
         NO_LINE,
         {"content": "The loop adds instead of multiplying:\n```python\nline 8: result *= i\n```"},
     ]

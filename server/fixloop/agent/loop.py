@@ -89,6 +89,7 @@ class ReActLoop:
         """Turns until the run ends; every end comes here, and the outcome is built here only."""
         try:
             await self._sample("start")
+            await self._code_rounds_after_start()
             while True:
                 await self._step()
         except RunEnds as end:
@@ -132,6 +133,16 @@ class ReActLoop:
         if summary is not None:
             raise self.submissions.verified_round(summary)
 
+    async def _code_rounds_after_start(self) -> None:
+        """A start round of candidates that found nothing goes on through the kinds of code round (the next
+        suspect, then the lines) before the loop's first tool turn: they read the start round's prompt (a
+        local server has it cached) where a tool turn would read the tool schemas and the prompt anew."""
+        sampling = self.sampling
+        if sampling is None or sampling.kinds is None or sampling.start_samples <= 1:
+            return
+        while sampling.kinds.left[:1] in (["suspect"], ["lines"]) and not self.spent.exhausted():
+            await self._next_kind("start")
+
     async def _next_kind(self, why: SampleWhy) -> None:
         """Silence, a repeat or a stuck call: the next kind of round instead of another nudge (a verified fix
         ends the run); once every kind has been tried, the run ends, saying which were."""
@@ -142,15 +153,17 @@ class ReActLoop:
             reason = f"stuck with every kind of round tried ({kinds.said()})"
             self.emit(Notice(reason, self.step, "rounds"))
             raise await self.submissions.final(reason, self._last_reasons or (reason,))
-        said = {"silent": "no tool call", "repeated": "a repeat", "stuck": "stuck"}.get(why, why)
-        self.emit(Notice(f"{said}: moving on to {SAID[kind]}", self.step, "rounds"))
+        said = {"silent": "no tool call", "repeated": "a repeat", "stuck": "stuck", "start": "no fix yet"}
+        self.emit(Notice(f"{said.get(why, why)}: moving on to {SAID[kind]}", self.step, "rounds"))
         self.spent.steps += 1
-        summary = await self._kind_round(kind)
+        summary = await self._kind_round(kind, why)
         if summary is not None:
             raise self.submissions.verified_round(summary)
 
-    async def _kind_round(self, kind: RoundKind) -> str | None:
-        """One round of `kind`; the verified fix's summary, else None (the conversation says what next)."""
+    async def _kind_round(self, kind: RoundKind, why: SampleWhy) -> str | None:
+        """One round of `kind`; the verified fix's summary, else None (the conversation says what next).
+        Before the loop's first turn (`why` "start") its requests carry no tool schemas, as the start
+        round's did."""
         sampling = self.sampling
         assert sampling is not None
         if kind == "loop":
@@ -165,7 +178,7 @@ class ReActLoop:
         return await sampling.round(
             "repeated",
             self.conversation,
-            request.tools,
+            round_tools(why, request.tools),
             request.stop,
             self._calls_in,
             self.step,

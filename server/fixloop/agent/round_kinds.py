@@ -1,8 +1,9 @@
 """The kinds of round a run moves through when the model is silent, repeats itself or is stuck.
 
 Instead of nudging again, the run moves to the next kind of round, in this order: candidates focused on the
-next suspect ("suspect"), a line-level round ("lines"), then the loop's own tool turns ("loop"). A run stops
-before its budget only once every kind has been tried, and says which were.
+next suspect ("suspect"), a line-level round ("lines"), then the loop's own tool turns ("loop"). A start
+round of candidates that found nothing goes on through the code kinds before the loop's first turn. A run
+stops before its budget only once every kind has been tried, and says which were.
 """
 
 from __future__ import annotations

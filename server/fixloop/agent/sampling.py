@@ -163,7 +163,10 @@ class CandidateSearch:
         if limits.batch and request.samples > 2 and not self._should_stop(state):
             batch = self._plan(request, 2, focus=False)  # one request: one prompt for all its choices
             replies = await self._draw_batch(batch, request, request.samples - 1, _batch_cap(reply))
-            yield [(Draw(number + n, batch.messages, batch.inputs), one) for n, one in enumerate(replies, 1)]
+            if replies:
+                yield [
+                    (Draw(number + n, batch.messages, batch.inputs), one) for n, one in enumerate(replies, 1)
+                ]
             number += len(replies)
             if len(replies) > 1:
                 return

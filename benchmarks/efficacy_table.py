@@ -1,0 +1,54 @@
+"""The efficacy table (before vs after a change) from the bench's result files, printed, and with --write put
+between its markers in README.md (the summary) and docs/bench.md (the summary, every case, the sources).
+
+    python benchmarks/efficacy_table.py --before benchmarks/results/efficacy-before-sample.jsonl \
+        --after benchmarks/results/efficacy-after-sample*.jsonl --write
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fixloop.bench.efficacy import Side, case_table, provenance_lines, replace_block, summary_table
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def blocks(before: Side, after: Side) -> tuple[str, str]:
+    """(README's block, docs/bench.md's block)."""
+    summary = summary_table(before, after)
+    readme = summary + "\nEvery case and where the rows come from: [docs/bench.md](docs/bench.md#efficacy).\n"
+    docs = f"{summary}\n{case_table(before, after)}\nResult files:\n\n{provenance_lines(before, after)}"
+    return readme, docs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", nargs="+", type=Path, required=True, help="results files of the old code")
+    parser.add_argument("--after", nargs="+", type=Path, required=True, help="results files of the new code")
+    parser.add_argument("--before-label", default="before")
+    parser.add_argument("--after-label", default="after")
+    parser.add_argument(
+        "--write", action="store_true", help="write the blocks into README.md and docs/bench.md"
+    )
+    args = parser.parse_args()
+    before = Side.load(args.before_label, args.before, [_relative(p) for p in args.before])
+    after = Side.load(args.after_label, args.after, [_relative(p) for p in args.after])
+    readme, docs = blocks(before, after)
+    print(docs)
+    if args.write:
+        for path, block in ((ROOT / "README.md", readme), (ROOT / "docs" / "bench.md", docs)):
+            path.write_text(replace_block(path.read_text(encoding="utf-8"), block, path), encoding="utf-8")
+            print(f"written: {path.relative_to(ROOT)}")
+    return 0
+
+
+def _relative(path: Path) -> Path:
+    """The path as the docs should name it: relative to the checkout when it lies inside it."""
+    resolved = path.resolve()
+    return resolved.relative_to(ROOT) if resolved.is_relative_to(ROOT) else path
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
