@@ -158,7 +158,7 @@ class FixRun:
         settings = self.settings
         base_url, model_name = await model_endpoint(settings)
         await check_endpoint(settings, base_url, model_name)
-        warm_up(settings, base_url, model_name)
+        warm_up(settings, base_url, model_name, self.plan)
         return open_chat_model(settings, base_url, model_name)
 
     def _sampling(

@@ -8,7 +8,7 @@ import logging
 
 from fixloop.agent.call_protocols import fixed_prefix
 from fixloop.config import Settings
-from fixloop.engine.assembly import first_request_tools, is_local, plan_run
+from fixloop.engine.assembly import RunPlan, first_request_tools, is_local, plan_run
 from fixloop.errors import FixloopError
 from fixloop.model.client import ChatModel
 from fixloop.model.endpoint import Endpoint, preflight
@@ -57,13 +57,16 @@ def raise_if_failed(opening: asyncio.Future[ChatModel]) -> None:
         raise error
 
 
-def warm_up(settings: Settings, base_url: str, model_name: str) -> asyncio.Task[None] | None:
+def warm_up(
+    settings: Settings, base_url: str, model_name: str, plan: RunPlan | None = None
+) -> asyncio.Task[None] | None:
     """Send the run's fixed prefix to a managed or local endpoint once, in the background (None: not
     local, or already warm), so that the first turn reads only the task. `settings` as the run uses them
-    (its model's profile applied): a run that starts with a code round sends no tool schemas at first."""
+    (its model's profile applied), `plan` the run's when it has one: a run that starts with a code round
+    sends no tool schemas at first."""
     if not (is_local(settings) or is_local_endpoint(base_url)):
         return None
-    plan = plan_run(settings)
+    plan = plan or plan_run(settings)
     messages, tools = fixed_prefix(plan.protocol, tool_catalog(), plan.compact_tools)
     tools = first_request_tools(settings, tools)
     return start_warm_up(base_url, model_name, settings.api_key(), messages, tools, settings.model_timeout)
