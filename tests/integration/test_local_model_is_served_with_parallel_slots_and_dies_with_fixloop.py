@@ -235,7 +235,7 @@ def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_ser
     assert requests and requests[0]["n"] == 1  # the best guess, alone
     if slots >= 5:  # the other five in one request, each reply capped near the best guess's length
         batches = [entry for entry in requests if entry["n"] == 5]
-        assert batches and batches[0]["max_tokens"] == 1024, requests  # the start round's
+        assert batches and batches[0]["max_tokens"] == 256, requests  # the start round's: the floor
     assert wait_gone(launch["pid"]), "the model server outlived `fixloop fix`"
 
 

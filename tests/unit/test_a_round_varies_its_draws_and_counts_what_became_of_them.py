@@ -112,3 +112,15 @@ def test_the_bench_figure_is_the_mean_distinct_and_drawn_per_round() -> None:
     ]
     assert distinct_per_round(runs) == "2/4.3"
     assert distinct_per_round([RunRecord("demo", "react", 1, "m", "fixed")]) == "-"
+
+
+def test_a_batch_of_candidates_is_capped_near_the_best_guess_length() -> None:
+    from fixloop.agent.sampling import _batch_cap
+    from fixloop.model.replies import ModelReply
+
+    def guess(tokens: int) -> ModelReply:
+        return ModelReply("code", (), "stop", None, 100, tokens)
+
+    assert _batch_cap(guess(32)) == 256  # a three-line property: one rewritten file must not hold up the rest
+    assert _batch_cap(guess(300)) == 900
+    assert _batch_cap(guess(0)) is None and _batch_cap(None) is None
