@@ -1,5 +1,7 @@
 """Every function in the engine and the agent is at most 40 lines (its decorators aside): a longer one holds
-more than one step, and is split into named ones."""
+more than one step, and is split into named ones. Elsewhere in the package the longer functions written
+before this rule are listed with their length: none may grow, none may be added, and a listed one that is
+split must leave the list."""
 
 from __future__ import annotations
 
@@ -8,6 +10,31 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "fixloop"
 MAX_LINES = 40
+
+
+# Older functions over the limit outside engine/ and agent/, and their length today: split, never grow.
+OLDER_LONG = {
+    "model/pull.py::pull": 77,
+    "cli/parser.py::build_parser": 76,
+    "shadow/workspace.py::_create_from_git": 69,
+    "bench/oneshot.py::run_oneshot": 60,
+    "tools/workspace.py::resolve": 59,
+    "bench/options.py::add_bench_arguments": 58,
+    "pytest_runner/runner.py::_run_in": 56,
+    "demo.py::run_demo": 55,
+    "verify/proposal.py::proposal_changes": 53,
+    "model/client.py::_complete_retried": 47,
+    "verify/tamper.py::_test_file_reasons": 46,
+    "model/sources.py::_download": 46,
+    "bench/process.py::run_process": 46,
+    "cli/fix_command.py::_fix_run": 45,
+    "model/client.py::_explain": 44,
+    "verify/baseline.py::related_test_modules": 43,
+    "pytest_runner/fold.py::_fold": 43,
+    "interpreter.py::choose_interpreter": 43,
+    "tools/matching.py::_line_match": 42,
+    "render.py::show": 41,
+}
 
 
 def function_lengths(folder: str) -> dict[str, int]:
@@ -26,6 +53,15 @@ def test_every_engine_and_agent_function_is_at_most_40_lines() -> None:
     lengths = {**function_lengths("engine"), **function_lengths("agent")}
     long = {name: n for name, n in lengths.items() if n > MAX_LINES}
     assert len(lengths) > 200 and long == {}
+
+
+def test_no_function_elsewhere_grows_past_40_lines_and_the_older_ones_only_shrink() -> None:
+    lengths = function_lengths(".")
+    long = {name: n for name, n in lengths.items() if n > MAX_LINES}
+    grown = {name: n for name, n in long.items() if n > OLDER_LONG.get(name, MAX_LINES)}
+    split = sorted(name for name in OLDER_LONG if lengths.get(name, 0) <= MAX_LINES)
+    assert grown == {}, "split these into named steps (at most 40 lines each)"
+    assert split == [], "these fit now: take them off OLDER_LONG"
 
 
 def test_the_fix_run_is_prepare_assemble_run_finish() -> None:

@@ -22,7 +22,7 @@ from fixloop.bench.provenance import Provenance, provenance
 from fixloop.bench.report import write_report
 from fixloop.bench.store import ResultsStore, RunRecord, run_key
 from fixloop.bench.table import bench_text
-from fixloop.config import load_settings
+from fixloop.config import Settings, load_settings
 from fixloop.engine import is_local, model_endpoint
 from fixloop.errors import FixloopError
 
@@ -158,12 +158,6 @@ async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[Run
     settings.require_model()
     store = ResultsStore(options.results)
     store.check_writable()
-    # An error (the endpoint down, a setup that failed) is no result: a rerun tries it again.
-    finished = (
-        {}
-        if options.fresh
-        else {key: record for key, record in store.load().items() if record.status != "error"}
-    )
     units = [
         Unit(case, name, repeat)
         for case in options.cases
@@ -171,20 +165,39 @@ async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[Run
         for name in options.modes
     ]
     key = lambda unit: run_key(unit.case.name, unit.mode, unit.repeat, settings.model)  # noqa: E731
+    finished = {} if options.fresh else _finished(store)
     todo = [unit for unit in units if key(unit) not in finished]
-    skipped = len(units) - len(todo)
+    _say_the_plan(options, len(units), len(units) - len(todo))
+    judge = Judge(test_timeout=options.judge_test_timeout, run_timeout=options.judge_timeout)
+    context = RunContext(overrides, settings.model, judge, provenance(settings.model), options.run_timeout)
+    new = await _run_units(todo, context, store, options.jobs, settings)
+    return [new.get(key(unit)) or finished[key(unit)] for unit in units]
+
+
+def _finished(store: ResultsStore) -> dict[tuple[str, str, int, str], RunRecord]:
+    """The runs the results file holds; an error (the endpoint down, a setup that failed) is no result: a
+    rerun tries it again."""
+    return {key: record for key, record in store.load().items() if record.status != "error"}
+
+
+def _say_the_plan(options: BenchOptions, runs: int, skipped: int) -> None:
     if options.bundled is not None:
         print(f"bench: no CASES_DIR named: the cases that ship with fixloop ({options.bundled})", flush=True)
     print(
         f"bench: {len(options.cases)} case(s) x {len(options.modes)} mode(s) x {options.repeat} repeat(s) "
-        f"= {len(units)} run(s), {options.jobs} at a time; results in {options.results}"
+        f"= {runs} run(s), {options.jobs} at a time; results in {options.results}"
         + (f"; shard {options.shard[0]}/{options.shard[1]}" if options.shard else "")
         + (f"; {skipped} finished before, skipped (--fresh runs them again)" if skipped else ""),
         flush=True,
     )
-    judge = Judge(test_timeout=options.judge_test_timeout, run_timeout=options.judge_timeout)
-    context = RunContext(overrides, settings.model, judge, provenance(settings.model), options.run_timeout)
-    slots = asyncio.Semaphore(options.jobs)
+
+
+async def _run_units(
+    todo: list[Unit], context: RunContext, store: ResultsStore, jobs: int, settings: Settings
+) -> dict[tuple[str, str, int, str], RunRecord]:
+    """Each run, `jobs` at a time, appended to the results as it finishes; the managed local model is
+    started once before the first run's clock starts, and stopped at the end."""
+    slots = asyncio.Semaphore(jobs)
     new: dict[tuple[str, str, int, str], RunRecord] = {}
 
     async def one(unit: Unit) -> None:
@@ -193,17 +206,18 @@ async def bench(options: BenchOptions, overrides: Mapping[str, Any]) -> list[Run
         new[record.key] = record
         print(_line(len(new), len(todo), record), flush=True)
 
+    local = is_local(settings)
     try:
-        if todo and is_local(settings):  # start it once, before the clock of any run starts; fail early
+        if todo and local:  # fail early
             print("bench: starting the local model", flush=True)
             await model_endpoint(settings)
         await asyncio.gather(*(one(unit) for unit in todo))
     finally:
-        if is_local(settings):
+        if local:
             from fixloop.model.local import stop_local_server
 
             await asyncio.shield(stop_local_server())
-    return [new.get(key(unit)) or finished[key(unit)] for unit in units]
+    return new
 
 
 async def run_bench(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
