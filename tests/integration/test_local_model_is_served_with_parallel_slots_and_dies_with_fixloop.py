@@ -221,6 +221,10 @@ def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_ser
     record: Path, fixture_project
 ) -> None:
     root = fixture_project("demo")
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
+        pyproject.write(
+            "\n[tool.fixloop]\nlocalContext = 20480\n"
+        )  # a set context: no slot given up for memory
     done = subprocess.run(
         fix_demo(root),
         capture_output=True,
@@ -232,10 +236,10 @@ def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_ser
     launch = wait_for(record, "argv")
     slots = int(launch["argv"][launch["argv"].index("--parallel") + 1])
     requests = [entry for entry in entries(record) if "n" in entry]
-    assert requests and requests[0]["n"] == 1  # the best guess, alone
-    if slots >= 5:  # the other five in one request, each reply capped near the best guess's length
-        batches = [entry for entry in requests if entry["n"] == 5]
-        assert batches and batches[0]["max_tokens"] == 256, requests  # the start round's: the floor
+    draws = [entry for entry in requests if entry["max_tokens"] != 1]  # the warm-up aside
+    assert slots == 5 and draws and draws[0]["n"] == 1  # the best guess, alone
+    batches = [entry for entry in requests if entry["n"] == 5]  # the other five in one request, each reply
+    assert batches and batches[0]["max_tokens"] == 256, requests  # capped near the best guess's length
     assert wait_gone(launch["pid"]), "the model server outlived `fixloop fix`"
 
 
