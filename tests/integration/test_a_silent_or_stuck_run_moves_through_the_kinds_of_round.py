@@ -54,6 +54,10 @@ async def test_a_failed_start_round_goes_on_to_a_suspect_round_then_a_line_round
     assert HINT in requests[2]["messages"][-1]["content"] and HINT in requests[3]["messages"][-1]["content"]
     assert not any(request.get("tools") for request in requests[:4])  # the start round's prompt, cached
     assert requests[2]["messages"][:2] == requests[0]["messages"][:2]
+    said = "\n".join(str(m["content"]) for m in requests[2]["messages"][2:])
+    assert (
+        "That fix did not pass the tests" in said and "Find the real cause now" not in said
+    )  # code, no tools
     lines = line_requests(outcome)
     assert len(lines) == 8 and requests.index(lines[0]) == 4
     shown = lines[0]["messages"][-1]["content"]

@@ -114,9 +114,12 @@ def round_feedback(
     drawn: int,
     problem: str = "",
     inputs: Sequence[str] = (),
+    *,
+    then_tools: bool = True,
 ) -> str:
     """What the model is told after a round of candidates in which none passed the tests: the failing calls
-    (`inputs`: the gate's, for the change judged) first."""
+    (`inputs`: the gate's, for the change judged) first; last, what to do next with the tools, unless
+    another round of code comes next (`then_tools` false: its own ask says what to do)."""
     tried_here = f" ({drawn} candidate fixes were tried; none passed)" if drawn > 1 else ""
     parts = [f"That fix did not pass the tests{tried_here}."]
     if problem:
@@ -129,5 +132,6 @@ def round_feedback(
         parts.append(f"Your change was:\n```diff\n{diff.strip()[:1500]}\n```")
     if tried:
         parts.append("Tried and failed (do not repeat these):\n" + "\n".join(tried))
-    parts.append(CONTINUE_WITH_TOOLS)
+    if then_tools:
+        parts.append(CONTINUE_WITH_TOOLS)
     return "\n\n".join(parts)

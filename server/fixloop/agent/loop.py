@@ -138,7 +138,7 @@ class ReActLoop:
         suspect, then the lines) before the loop's first tool turn: they read the start round's prompt (a
         local server has it cached) where a tool turn would read the tool schemas and the prompt anew."""
         sampling = self.sampling
-        if sampling is None or sampling.kinds is None or sampling.start_samples <= 1:
+        if sampling is None or sampling.kinds is None or not sampling.code_rounds_follow_start:
             return
         while sampling.kinds.left[:1] in (["suspect"], ["lines"]) and not self.spent.exhausted():
             await self._next_kind("start")

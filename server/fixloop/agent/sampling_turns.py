@@ -92,7 +92,7 @@ class SamplingTurns:
         if result.winner is not None:
             await self.search.gate.accept(result.verdicts[result.winner.number].changes)
             return _summary(result, samples)
-        self._teach(conversation, ask, result)
+        self._teach(conversation, ask, result, then_tools=not (start and self.code_rounds_follow_start))
         return None
 
     def _ask(self, point: str | None) -> dict[str, Any]:
@@ -109,7 +109,15 @@ class SamplingTurns:
         self._focused += 1
         return point
 
-    def _teach(self, conversation: Conversation, ask: dict[str, Any] | None, result: RoundResult) -> None:
+    @property
+    def code_rounds_follow_start(self) -> bool:
+        """Whether a start round that finds nothing goes on with the kinds of code round (the loop's
+        `_code_rounds_after_start`) rather than with the loop's tool turns."""
+        return self.kinds is not None and self.start_samples > 1
+
+    def _teach(
+        self, conversation: Conversation, ask: dict[str, Any] | None, result: RoundResult, *, then_tools: bool
+    ) -> None:
         first = result.first
         if ask is not None:
             conversation.add(ask)
@@ -123,7 +131,9 @@ class SamplingTurns:
         if not self.teach:
             evidence, diff = (verdict.reasons[:3] if verdict is not None else ()), ""
         tried = self.search.tried.lines() if self.teach else []
-        text = round_feedback(evidence, diff, tried, len(result.candidates), problem, inputs)
+        text = round_feedback(
+            evidence, diff, tried, len(result.candidates), problem, inputs, then_tools=then_tools
+        )
         conversation.add({"role": "user", "content": text}, observation=True)
 
 
