@@ -86,59 +86,35 @@ def pull(
     info = get_model(name, catalog=catalog)
     directory = directory or models_dir()
     target = directory / info.file_name
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ModelError(
-            f"cannot create the model directory {directory}: {error.strerror}; "
-            "set FIXLOOP_MODELS_DIR to a writable folder"
-        ) from None
+    _make_directory(directory)
     _remove_stale_parts(target)
     if not force and target.is_file() and verify_file(info, target):
         return target
     if catalog is None and not force and _adopt_shared_copy(info, target):
         return target
-
-    parts = info.parts
-    scratch = info.size * min(PyPIPartsSource.batch, parts.count) // parts.count if parts else 0
-    need = info.size + scratch + (16 << 20)
-    if target.exists():
-        need -= target.stat().st_size
+    need = _space_needed(info, target)
     if shutil.disk_usage(directory).free < need:
         raise ModelError(_disk_full(info, directory, need, before=True))
-
     candidates = list(default_sources() if sources is None else sources)
+    return _fetch_first(candidates, info, target, progress, need)
+
+
+def _fetch_first(
+    candidates: Sequence[ModelSource], info: ModelInfo, target: Path, progress: ProgressFn | None, need: int
+) -> Path:
+    """The file from the first source that delivers it whole; the last failure, or none reachable."""
     last_error: ModelError | None = None
     for source in candidates:
         if not source.available(info):
             continue
-        part = target.with_name(f"{target.name}.{os.getpid()}.part")
         try:
-            with part.open("wb") as file:
-                writer = _Writer(file, directory, info.size, progress)
-                if progress:
-                    progress(0, info.size)
-                source.fetch(info, writer)
-                file.flush()
-                os.fsync(file.fileno())
-            digest = writer.sha.hexdigest()
-            if writer.written != info.size or digest != info.sha256:
-                raise ModelError(
-                    f"checksum mismatch for {info.name} from {source.label} (got {writer.written} bytes, "
-                    f"sha256 {digest[:12]}…; expected {info.size} bytes, {info.sha256[:12]}…): "
-                    f"run `fixloop model pull {info.name}` to download it again"
-                )
-            os.replace(part, target)
-            _write_stamp(info, target)
-            return target
+            return _fetch_from(source, info, target, progress)
         except OSError as error:
             if error.errno == errno.ENOSPC:
-                raise ModelError(_disk_full(info, directory, need)) from None
+                raise ModelError(_disk_full(info, target.parent, need)) from None
             last_error = ModelError(interrupted(info, source.label, str(error)))
         except ModelError as error:
             last_error = error
-        finally:
-            part.unlink(missing_ok=True)
     if last_error is not None:
         raise last_error
     labels = ", ".join(source.label for source in candidates) or "none"
@@ -146,6 +122,50 @@ def pull(
         f"no download source is reachable for {info.name} (tried {labels}): "
         f"check the network, then run `fixloop model pull {info.name}`"
     )
+
+
+def _make_directory(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ModelError(
+            f"cannot create the model directory {directory}: {error.strerror}; "
+            "set FIXLOOP_MODELS_DIR to a writable folder"
+        ) from None
+
+
+def _space_needed(info: ModelInfo, target: Path) -> int:
+    """Bytes the download needs free: the file, the parts fetched at once, a margin; less what is there."""
+    parts = info.parts
+    scratch = info.size * min(PyPIPartsSource.batch, parts.count) // parts.count if parts else 0
+    need = info.size + scratch + (16 << 20)
+    return need - target.stat().st_size if target.exists() else need
+
+
+def _fetch_from(source: ModelSource, info: ModelInfo, target: Path, progress: ProgressFn | None) -> Path:
+    """Download from one source into a part file, check size and SHA-256, then move it into place (the
+    part file is removed on any failure)."""
+    part = target.with_name(f"{target.name}.{os.getpid()}.part")
+    try:
+        with part.open("wb") as file:
+            writer = _Writer(file, target.parent, info.size, progress)
+            if progress:
+                progress(0, info.size)
+            source.fetch(info, writer)
+            file.flush()
+            os.fsync(file.fileno())
+        digest = writer.sha.hexdigest()
+        if writer.written != info.size or digest != info.sha256:
+            raise ModelError(
+                f"checksum mismatch for {info.name} from {source.label} (got {writer.written} bytes, "
+                f"sha256 {digest[:12]}…; expected {info.size} bytes, {info.sha256[:12]}…): "
+                f"run `fixloop model pull {info.name}` to download it again"
+            )
+        os.replace(part, target)
+        _write_stamp(info, target)
+        return target
+    finally:
+        part.unlink(missing_ok=True)
 
 
 def verify_file(info: ModelInfo, path: Path, *, hash_if_needed: bool = True) -> bool:
