@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,22 @@ def build_parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, help=text, description=text, parents=[common], **keywords)
 
     command("serve", "run the language server on stdio (what the editors start)")
+    _add_fix(command)
+    _add_checks(command)
+    try:
+        from fixloop.model.commands import add_model_parser
+    except ImportError:  # pragma: no cover - the local model module is optional at import time
+        pass
+    else:
+        add_model_parser(sub, parents=[common])
+    return parser
 
+
+Command = Callable[..., argparse.ArgumentParser]
+
+
+def _add_fix(command: Command) -> None:
+    """`fixloop fix`: test ids, the root, the model and loop settings, and how the result is given."""
     fix = command(
         "fix",
         "fix failing tests headless; prints the verified diff",
@@ -130,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fix.add_argument("-q", "--quiet", action="store_true", help="no live view of the run on stderr")
 
+
+def _add_checks(command: Command) -> None:
+    """`doctor`, `models`, `bench` and `demo`."""
     doctor = command(
         "doctor",
         "check what a fix needs here: interpreter, pytest, git, endpoint, model, "
@@ -153,14 +172,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = command("demo", "fix the bundled demo project through a real LSP session, live")
     add_settings(demo, MODEL_OPTIONS[:2], {"model": "default: local"})
-
-    try:
-        from fixloop.model.commands import add_model_parser
-    except ImportError:  # pragma: no cover - the local model module is optional at import time
-        pass
-    else:
-        add_model_parser(sub, parents=[common])
-    return parser
 
 
 def add_root(
