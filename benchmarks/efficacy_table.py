@@ -10,7 +10,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fixloop.bench.efficacy import Side, case_table, provenance_lines, replace_block, summary_table
+from fixloop.bench.efficacy import (
+    Side,
+    case_table,
+    only_one_side,
+    provenance_lines,
+    replace_block,
+    summary_table,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,7 +26,8 @@ def blocks(before: Side, after: Side) -> tuple[str, str]:
     """(README's block, docs/bench.md's block)."""
     summary = summary_table(before, after)
     readme = summary + "\nEvery case and where the rows come from: [docs/bench.md](docs/bench.md#efficacy).\n"
-    docs = f"{summary}\n{case_table(before, after)}\nResult files:\n\n{provenance_lines(before, after)}"
+    cases, changed = case_table(before, after), only_one_side(before, after)
+    docs = f"{summary}\n{cases}\n{changed}\nResult files:\n\n{provenance_lines(before, after)}"
     return readme, docs
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.bench.efficacy import BEGIN, END, Side, case_table, replace_block, summary_table
+from fixloop.bench.efficacy import BEGIN, END, Side, case_table, only_one_side, replace_block, summary_table
 from fixloop.bench.store import RunRecord
 from fixloop.errors import ConfigError
 
@@ -50,6 +50,9 @@ def test_the_summary_counts_the_judges_verdicts_and_the_cases_show_side_by_side(
     assert "| a | **fixed**, 100 s | **fixed**, 60 s |" in cases
     assert "| c | — | not fixed, 300 s |" in cases
     assert "c2" in new.origin() and "qwen 1a2b" in new.origin()
+    assert only_one_side(old, new) == "Fixed after and not before: none. Fixed before and not after: none.\n"
+    unrecorded = Side.load("old", [_write(tmp_path / "o.jsonl", [_row("a", "not_fixed", 300)])])
+    assert "| kinds of round tried, runs not fixed | — | — |" in summary_table(unrecorded, unrecorded)
 
 
 def test_the_block_between_the_markers_is_replaced_and_missing_markers_are_named():

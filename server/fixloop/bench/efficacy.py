@@ -50,8 +50,22 @@ def _median_wall(records: Sequence[RunRecord]) -> str:
 
 
 def _kinds(records: Sequence[RunRecord]) -> str:
+    """The fewest–most kinds of round the runs not fixed tried; — when no row records them (older code)."""
+    if not any(r.rounds_tried for r in records):
+        return "—"
     tried = [len([k for k in r.rounds_tried.split(",") if k.strip()]) for r in records if r.status != "fixed"]
     return f"{min(tried)}–{max(tried)}" if tried else "—"
+
+
+def only_one_side(before: Side, after: Side) -> str:
+    """The cases one side fixed and the other did not (among the cases both ran)."""
+    fixed = [{r.case for r in side.records if r.status == "fixed"} for side in (before, after)]
+    both = {r.case for r in before.records} & {r.case for r in after.records}
+    gained, lost = sorted((fixed[1] - fixed[0]) & both), sorted((fixed[0] - fixed[1]) & both)
+    return (
+        f"Fixed {after.label} and not {before.label}: {', '.join(gained) or 'none'}. "
+        f"Fixed {before.label} and not {after.label}: {', '.join(lost) or 'none'}.\n"
+    )
 
 
 def summary_table(before: Side, after: Side) -> str:
