@@ -120,3 +120,25 @@ async def test_with_round_kinds_off_a_silent_model_is_nudged_until_the_budget_en
     assert "step budget" in outcome.result.summary and "rounds tried" not in outcome.result.summary
     assert outcome.notices.count("no tool call; nudging the model to continue") >= 4
     assert rounds(outcome) == [] and line_requests(outcome) == []
+
+
+async def test_after_a_start_round_of_long_answers_the_line_round_comes_before_the_suspect_round(run_fix):
+    long = {"prompt_tokens": 900, "completion_tokens": 400, "total_tokens": 1300}  # a 40-line function
+    script = [
+        {"content": WRONG, "usage": long},  # the start round's best guess: a long answer
+        {"content": OTHER_WRONG},
+        *[NO_LINE] * 8,  # the line-level round first: short answers
+        {"content": WRONG},  # then candidates on the next suspect
+        {"content": OTHER_WRONG},
+        *[PROSE] * 12,
+    ]
+    outcome = await run_fix("demo", script, maxSteps=30, **SAMPLE)
+
+    assert outcome.server.failures == [], outcome.notices
+    assert rounds(outcome)[:3] == [
+        "the corrected functions are long (400 tokens): lines first",
+        "no fix yet: moving on to a line-level round",
+        "no fix yet: moving on to candidates focused on the next suspect",
+    ]
+    requests = outcome.server.requests
+    assert requests.index(line_requests(outcome)[0]) == 2 and HINT in requests[10]["messages"][-1]["content"]

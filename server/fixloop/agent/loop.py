@@ -12,7 +12,7 @@ from fixloop.agent.acting import StuckWatch, ToolboxLike, run_calls
 from fixloop.agent.call_protocols import CallProtocol, ProtocolSetting, ToolCall, call_protocol
 from fixloop.agent.context import Conversation
 from fixloop.agent.echo import EchoIndex
-from fixloop.agent.round_kinds import LOOP_ASK, SAID, RoundKind
+from fixloop.agent.round_kinds import LONG_ANSWER_TOKENS, LOOP_ASK, SAID, RoundKind
 from fixloop.agent.run_state import (
     LoopLimits,
     LoopOutcome,
@@ -140,6 +140,10 @@ class ReActLoop:
         sampling = self.sampling
         if sampling is None or sampling.kinds is None or not sampling.code_rounds_follow_start:
             return
+        if sampling.start_answer_tokens > LONG_ANSWER_TOKENS and sampling.lines is not None:
+            sampling.kinds.first("lines")
+            said = f"the corrected functions are long ({sampling.start_answer_tokens} tokens): lines first"
+            self.emit(Notice(said, self.step, "rounds"))
         while sampling.kinds.left[:1] in (["suspect"], ["lines"]) and not self.spent.exhausted():
             await self._next_kind("start")
 

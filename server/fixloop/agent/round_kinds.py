@@ -2,8 +2,9 @@
 
 Instead of nudging again, the run moves to the next kind of round, in this order: candidates focused on the
 next suspect ("suspect"), a line-level round ("lines"), then the loop's own tool turns ("loop"). A start
-round of candidates that found nothing goes on through the code kinds before the loop's first turn. A run
-stops before its budget only once every kind has been tried, and says which were.
+round of candidates that found nothing goes on through the code kinds before the loop's first turn, the
+line-level round first when its whole-function answers were long. A run stops before its budget only once
+every kind has been tried, and says which were.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from __future__ import annotations
 from typing import Literal
 
 RoundKind = Literal["suspect", "lines", "loop"]
+# A whole-function answer longer than this (about 25 lines) takes 25 s or more to decode alone on 2 cores,
+# a batch of them minutes: after a start round of such answers the line-level round (short answers) is next.
+LONG_ANSWER_TOKENS = 250
 KINDS: tuple[RoundKind, ...] = ("suspect", "lines", "loop")
 LOOP_ASK = (
     "Rounds of candidate fixes found nothing. Work with the tools now: read the code the failing test "
@@ -33,6 +37,12 @@ class RoundKinds:
         self.silent_switches = (
             0  # kinds moved to because of silence: after the first, one silent reply is enough
         )
+
+    def first(self, kind: RoundKind) -> None:
+        """Move `kind`, if it is left, to the front."""
+        if kind in self.left:
+            self.left.remove(kind)
+            self.left.insert(0, kind)
 
     def take(self) -> RoundKind | None:
         """The next kind (now counted as tried), None once every kind has been tried."""

@@ -50,6 +50,9 @@ class SamplingTurns:
         self.kinds = kinds  # silence, repeats and stuck calls move the run to the next kind of round
         self.lines = lines  # the line-level round (one of the kinds)
         self._focused = 1  # the focus points pointed at so far (the start round's best guess: the first)
+        self.start_answer_tokens = (
+            0  # how long the start round's best guess was (a whole function, rewritten)
+        )
 
     def allows(self, why: SampleWhy) -> bool:
         if why == "start":
@@ -89,6 +92,8 @@ class SamplingTurns:
             focus=() if point else self.focus,
         )
         result = await self.search.round(request)
+        if start and result.first_reply is not None:
+            self.start_answer_tokens = result.first_reply.completion_tokens
         if result.winner is not None:
             await self.search.gate.accept(result.verdicts[result.winner.number].changes)
             return _summary(result, samples)
