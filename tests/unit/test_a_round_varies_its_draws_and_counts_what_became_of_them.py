@@ -122,5 +122,5 @@ def test_a_batch_of_candidates_is_capped_near_the_best_guess_length() -> None:
         return ModelReply("code", (), "stop", None, 100, tokens)
 
     assert _batch_cap(guess(32)) == 256  # a three-line property: one rewritten file must not hold up the rest
-    assert _batch_cap(guess(300)) == 900
+    assert _batch_cap(guess(120)) == 360 and _batch_cap(guess(600)) == 900  # a long function: 300 more
     assert _batch_cap(guess(0)) is None and _batch_cap(None) is None

@@ -365,12 +365,14 @@ class _RoundState:
 
 
 def _batch_cap(first: ModelReply | None) -> int | None:
-    """Tokens a batched candidate may take: three times the best guess's answer (the same function,
-    rewritten), at least 256; None (the client's cap) when the best guess's length is unknown. A batch ends
-    with its longest reply, and one reply that rewrites whole files holds up the others on a CPU."""
+    """Tokens a batched candidate may take: the best guess's answer (the same function, rewritten) and room
+    to grow (three times a short answer, 300 tokens more than a long one), at least 256; None (the client's
+    cap) when the best guess's length is unknown. A batch ends with its longest reply, and one reply that
+    rewrites whole files holds up the others on a CPU."""
     if first is None or first.completion_tokens <= 0:
         return None
-    return max(256, 3 * first.completion_tokens)
+    tokens = first.completion_tokens
+    return max(256, min(3 * tokens, tokens + 300))
 
 
 def _without_batch(limits: SampleLimits) -> SampleLimits:
