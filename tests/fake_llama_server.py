@@ -34,6 +34,8 @@ VALUE_FLAGS = (
     "--spec-draft-n-max",
     "--spec-ngram-simple-size-n",
     "--spec-ngram-simple-size-m",
+    "--slot-prompt-similarity",
+    "--slot-save-path",
 )
 SWITCHES = ("--kv-unified", "--cont-batching", "--no-webui", "--jinja")
 
@@ -85,6 +87,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        if self.path.startswith("/slots/"):
+            self.slot_action(body)
+            return
         n = int(body.get("n") or 1)
         record({"n": n, "max_tokens": body.get("max_tokens"), "stream": bool(body.get("stream"))})
         if n > SLOTS:
@@ -101,6 +106,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             for i in range(n)
         ]
         self.send_json(200, self.completion(choices, usage, "chat.completion"))
+
+    def slot_action(self, body: dict) -> None:
+        """POST /slots/0?action=save|restore {"filename"}: a file in --slot-save-path, as llama-server."""
+        action = self.path.partition("action=")[2]
+        path = os.path.join(args.slot_save_path or "", body.get("filename") or "")
+        record({"slot": action, "filename": body.get("filename"), "found": os.path.isfile(path)})
+        if not args.slot_save_path:
+            self.send_json(501, {"error": {"message": "start it with --slot-save-path", "code": 501}})
+        elif action == "save":
+            with open(path, "w") as slot_file:
+                slot_file.write("the prompt of slot 0\n")
+            self.send_json(200, {"id_slot": 0, "filename": body["filename"], "n_saved": 1})
+        elif action == "restore" and os.path.isfile(path):
+            self.send_json(200, {"id_slot": 0, "filename": body["filename"], "n_restored": 1})
+        else:
+            self.send_json(400, {"error": {"message": "Unable to restore slot: no such file", "code": 400}})
 
     def completion(self, choices: list, usage: dict, kind: str) -> dict:
         return {

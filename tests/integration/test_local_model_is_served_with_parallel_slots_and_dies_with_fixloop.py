@@ -243,6 +243,30 @@ def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_ser
     assert wait_gone(launch["pid"]), "the model server outlived `fixloop fix`"
 
 
+def test_the_last_prompt_is_kept_on_disk_for_the_next_process(
+    record: Path, fixture_project, tmp_path
+) -> None:
+    cache = tmp_path / "cache"
+    env = child_env(FIXLOOP_MAX_STEPS="1", FAKE_LLAMA_REPLY="I cannot tell.", XDG_CACHE_HOME=str(cache))
+    root = fixture_project("demo")
+    for _ in range(2):
+        subprocess.run(fix_demo(root), capture_output=True, text=True, env=env, timeout=240)
+    argv = [entry["argv"] for entry in entries(record) if "argv" in entry]
+    assert len(argv) == 2 and all(a[a.index("--slot-prompt-similarity") + 1] == "0.01" for a in argv)
+    assert argv[0][argv[0].index("--slot-save-path") + 1] == str(cache / "fixloop" / "prompts")
+    actions = [(entry["slot"], entry["found"]) for entry in entries(record) if "slot" in entry]
+    # the first process finds no prompt and keeps its own; the second restores it (and keeps its own)
+    assert actions == [("restore", False), ("save", False), ("restore", True), ("save", True)], actions
+    every = entries(record)
+    second = [i for i, entry in enumerate(every) if "argv" in entry][1]
+    warm_ups = [
+        sum(entry.get("max_tokens") == 1 for entry in part) for part in (every[:second], every[second:])
+    ]
+    assert warm_ups == [1, 0]  # a restored prompt is not cut back to its prefix by a warm-up
+    [kept] = (cache / "fixloop" / "prompts").iterdir()
+    assert kept.name.startswith("qwen2.5-coder-1.5b-instruct-q4_k_m-ctx")
+
+
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])
 def test_the_server_is_gone_when_fixloop_fix_is_stopped(record: Path, fixture_project, how: str) -> None:
     root = fixture_project("demo")

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import platformdirs
 
+from fixloop.model.prompt_store import prompts_dir
+
 LLAMA_SERVER_ENV = "FIXLOOP_LLAMA_SERVER"
 SPECULATION_ENV = "FIXLOOP_LLAMA_SPECULATION"  # `off`: no n-gram speculative decoding (to compare)
 LLAMA_SERVER = "llama-server"
@@ -44,6 +46,7 @@ class Serving:
     context: int  # tokens of KV cache, shared by the slots (llama-server) or the one sequence
     slots: int = 1
     speculative: bool = False
+    prompt_dir: Path | None = None  # llama-server's slot files: the last prompt kept between processes
 
     def args(self, model: Path, alias: str, port: int) -> list[str]:
         """The command line that serves `model` as `alias` on 127.0.0.1:`port`."""
@@ -68,6 +71,10 @@ class Serving:
             *("--load-mode", "none"),
             # reuse cached prefixes; no host-RAM prompt cache (8 GiB by default), no web UI
             *("--cache-reuse", "256", "--cache-ram", "0", "--no-webui", "--jinja"),
+            # a request goes to the slot holding the most of its prompt, however little (the default, 10%,
+            # sends a 1,800-token task past the slot that holds its 180-token system prompt)
+            *("--slot-prompt-similarity", "0.01"),
+            *(("--slot-save-path", str(self.prompt_dir)) if self.prompt_dir else ()),
             *(SPECULATION if self.speculative else ()),
         ]
 
@@ -148,7 +155,9 @@ def plan_serving(
             slots -= 1
     total = context or shared_context(prompt, slots)
     speculative = os.environ.get(SPECULATION_ENV, "").strip().lower() != "off"
-    return Serving(LLAMA_SERVER, (str(binary),), threads, total, slots, speculative=speculative)
+    return Serving(
+        LLAMA_SERVER, (str(binary),), threads, total, slots, speculative=speculative, prompt_dir=prompts_dir()
+    )
 
 
 def shared_context(prompt: int, slots: int) -> int:

@@ -15,8 +15,10 @@ import sys
 import time
 import weakref
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import platformdirs
 
@@ -25,7 +27,9 @@ from fixloop.model.catalog import ModelInfo, get_model
 from fixloop.model.llama_cpp_python import llama_problem, llama_python
 from fixloop.model.llama_server import LLAMA_CPP_PYTHON, Serving, plan_serving
 from fixloop.model.profiles import with_profile
+from fixloop.model.prompt_store import prompt_file, restore_prompt, slot_action
 from fixloop.model.pull import model_path, status
+from fixloop.model.warm_up import mark_restored
 
 if TYPE_CHECKING:
     from fixloop.config import Settings
@@ -66,6 +70,7 @@ _RUNNING: weakref.WeakSet[LocalModelServer] = weakref.WeakSet()
 @atexit.register
 def _stop_all_at_exit() -> None:
     for server in list(_RUNNING):
+        server.keep_prompt()
         server.kill()
 
 
@@ -136,6 +141,10 @@ class LocalModelServer:
             url = f"http://127.0.0.1:{port}/v1"
             outcome = await self._wait_ready(port, deadline)
             if outcome == "ready":
+                if self.serving.prompt_dir is not None and await restore_prompt(
+                    port, prompt_file(self.model_path, self.context)
+                ):  # the last process's prompt, kept: a warm-up would cut it back to the prefix
+                    mark_restored(url)
                 self.base_url = url
                 return url
             code = self._process.poll() if self._process else None
@@ -169,6 +178,11 @@ class LocalModelServer:
 
     def _spawn(self, port: int, log_path: Path) -> None:
         parent, prctl = os.getpid(), _prctl()
+        if self.serving.prompt_dir is not None:
+            try:
+                self.serving.prompt_dir.mkdir(parents=True, exist_ok=True)
+            except OSError:  # no prompt kept, rather than no server
+                self.serving = replace(self.serving, prompt_dir=None)
         with log_path.open("ab") as log:
             log.write(f"$ {' '.join(self.launch_args(port))}\n".encode())
             log.flush()
@@ -193,7 +207,9 @@ class LocalModelServer:
         return "timeout"
 
     async def stop(self) -> None:
-        """Stop the child's process group: SIGTERM, then SIGKILL after 5 s."""
+        """Stop the child's process group: SIGTERM, then SIGKILL after 5 s. A llama-server that served
+        first keeps its last prompt on disk for the next process."""
+        await asyncio.to_thread(self.keep_prompt)
         process, self._process, self.base_url = self._process, None, None
         _RUNNING.discard(self)
         if process is None:
@@ -205,6 +221,12 @@ class LocalModelServer:
             await asyncio.sleep(0.1)
         _signal_group(process, signal.SIGKILL)
         process.wait()
+
+    def keep_prompt(self) -> None:
+        """Save slot 0's prompt for the next process (a llama-server that has served; at most 3 s)."""
+        if self.base_url and self.serving.prompt_dir is not None and self.running():
+            port = urlsplit(self.base_url).port or 0
+            slot_action(port, "save", prompt_file(self.model_path, self.context), timeout=3.0)
 
     def kill(self) -> None:
         """Synchronous, immediate stop (atexit, signal handlers)."""

@@ -22,6 +22,13 @@ log = logging.getLogger(__name__)
 
 _warmed: set[tuple[str, str, str]] = set()  # (base_url, model, prefix digest) read by the server
 _running: dict[str, asyncio.Task[None]] = {}  # base_url -> the warm-up in flight
+_restored: set[str] = set()  # base URLs whose server restored a whole earlier prompt (prompt_store.py)
+
+
+def mark_restored(base_url: str) -> None:
+    """The server at `base_url` holds an earlier run's whole prompt: a warm-up would cut it back to its
+    prefix (a request keeps only what it shares with the slot's prompt), so none is sent."""
+    _restored.add(base_url)
 
 
 def is_local_endpoint(base_url: str) -> bool:
@@ -47,8 +54,10 @@ def start_warm_up(
     digest = hashlib.sha256(json.dumps([messages, tools], sort_keys=True).encode()).hexdigest()
     key = (base_url, model, digest)
     running = _running.get(base_url)
-    if key in _warmed or (
-        running is not None and not running.done() and running.get_loop() is asyncio.get_running_loop()
+    if (
+        key in _warmed
+        or base_url in _restored
+        or (running is not None and not running.done() and running.get_loop() is asyncio.get_running_loop())
     ):
         return None
     _warmed.add(key)
