@@ -50,9 +50,8 @@ class SamplingTurns:
         self.kinds = kinds  # silence, repeats and stuck calls move the run to the next kind of round
         self.lines = lines  # the line-level round (one of the kinds)
         self._focused = 1  # the focus points pointed at so far (the start round's best guess: the first)
-        self.start_answer_tokens = (
-            0  # how long the start round's best guess was (a whole function, rewritten)
-        )
+        # how long the start round's best guess was (a whole function, rewritten): lines first when long
+        self.start_answer_tokens = 0
 
     def allows(self, why: SampleWhy) -> bool:
         if why == "start":
