@@ -142,3 +142,13 @@ async def test_after_a_start_round_of_long_answers_the_line_round_comes_before_t
     ]
     requests = outcome.server.requests
     assert requests.index(line_requests(outcome)[0]) == 2 and HINT in requests[10]["messages"][-1]["content"]
+
+
+async def test_a_round_under_way_stops_when_the_runs_time_is_up(run_fix):
+    slow = {"content": WRONG, "delay": 2}  # each draw takes 2 s; six of them would take 12 s
+    outcome = await run_fix("demo", [slow] * 12, maxSeconds=3, **{**SAMPLE, "samples": 6})
+
+    assert outcome.result.status == "not_fixed"
+    assert "the run's time is up: the round stops drawing and judging" in outcome.notices
+    assert "time budget used up" in outcome.result.summary
+    assert len(outcome.server.requests) <= 3  # not the six the round would have drawn

@@ -81,7 +81,7 @@ class LineRound:
             samples,
         )
 
-    async def round(self, step: int, count: Any) -> tuple[str | None, str]:
+    async def round(self, step: int, count: Any, deadline: float | None = None) -> tuple[str | None, str]:
         """(the verified fix's summary, else None; what the model is told of the round)."""
         base = await self.search.base()
         spot = line_spot(self.functions, self.failures, lambda path: base.texts([path]).get(path))
@@ -105,6 +105,7 @@ class LineRound:
             count=count,
             samples=self.samples,
             seed_base=100 * self.search.rounds + 50,
+            deadline=deadline,
         )
         result = await self.search.round(request)
         if result.winner is not None:

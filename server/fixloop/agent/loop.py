@@ -128,7 +128,14 @@ class ReActLoop:
         request = self.protocol.request(self.toolbox.schemas(compact=self.compact_tools))
         tools = round_tools(why, request.tools)
         summary = await sampling.round(
-            why, self.conversation, tools, request.stop, self._calls_in, self.step, self._count
+            why,
+            self.conversation,
+            tools,
+            request.stop,
+            self._calls_in,
+            self.step,
+            self._count,
+            deadline=self.spent.deadline,
         )
         if summary is not None:
             raise self.submissions.verified_round(summary)
@@ -174,7 +181,7 @@ class ReActLoop:
             self.conversation.add({"role": "user", "content": LOOP_ASK})
             return None
         if kind == "lines" and sampling.lines is not None:
-            summary, feedback = await sampling.lines.round(self.step, self._count)
+            summary, feedback = await sampling.lines.round(self.step, self._count, self.spent.deadline)
             self.conversation.add({"role": "user", "content": feedback or LOOP_ASK}, observation=True)
             return summary
         request = self.protocol.request(self.toolbox.schemas(compact=self.compact_tools))
@@ -189,6 +196,7 @@ class ReActLoop:
             self._count,
             point=point,
             counted=False,
+            deadline=self.spent.deadline,
         )
 
     def _calls_in(self, reply: ModelReply) -> Sequence[ToolCall]:

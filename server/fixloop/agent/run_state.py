@@ -106,6 +106,11 @@ class Spent:
     tokens_estimated: bool = False
     started: float = field(default_factory=time.monotonic)
 
+    @property
+    def deadline(self) -> float:
+        """time.monotonic() when the time budget is used up (a round under way stops there)."""
+        return self.started + self.limits.max_seconds
+
     def exhausted(self) -> str | None:
         """The first budget used up, said for the user; None while every budget lasts."""
         limits = self.limits

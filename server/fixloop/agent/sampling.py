@@ -85,6 +85,7 @@ class RoundRequest:
     samples: int = 6  # candidates to draw at most
     seed_base: int = 0
     focus: tuple[str, ...] = ()  # functions to point sampled candidates at, one each (see focus_points)
+    deadline: float | None = None  # time.monotonic() when the run's time is up: drawing and judging stop
 
 
 class CandidateSearch:
@@ -129,8 +130,22 @@ class CandidateSearch:
                 request.step,
             )
         state.base.note_paths([str(message.get("content") or "") for message in request.messages])
+        left = None if request.deadline is None else max(0.0, request.deadline - time.monotonic())
         try:
-            async for group in self._draws(request, state):
+            async with asyncio.timeout(left):
+                await self._draw_and_judge(request, state, result)
+        except TimeoutError:  # what was verified by then still counts
+            self._notice("the run's time is up: the round stops drawing and judging", request.step)
+        finally:
+            await cancel_quietly(state.judging)
+        result.winner = min(state.verified, key=lambda c: (c.size, c.number), default=None)
+        self._finish(result, request)
+        return result
+
+    async def _draw_and_judge(self, request: RoundRequest, state: _RoundState, result: RoundResult) -> None:
+        """Each group of draws taken (its copies back asked again), every judging awaited."""
+        async with contextlib.aclosing(self._draws(request, state)) as groups:
+            async for group in groups:
                 copies = [
                     (draw, reply)
                     for draw, reply in group
@@ -140,12 +155,7 @@ class CandidateSearch:
                     await self._ask_again(copies, request, state, result)
                 if group[0][0].number == 1:  # the best guess's verdict decides whether to sample at all
                     await asyncio.gather(*state.judging)
-            await asyncio.gather(*state.judging)
-        finally:
-            await cancel_quietly(state.judging)
-        result.winner = min(state.verified, key=lambda c: (c.size, c.number), default=None)
-        self._finish(result, request)
-        return result
+        await asyncio.gather(*state.judging)
 
     # ---- drawing ------------------------------------------------------------------------------------
 

@@ -69,6 +69,7 @@ class SamplingTurns:
         count: Callable[[ModelReply], None],
         point: str | None = None,
         counted: bool = True,
+        deadline: float | None = None,
     ) -> str | None:
         """Run one round; the summary of the verified fix it proposes (the gate holds it), else None (the
         conversation then holds what the model should learn from it). A round with a `point` points every
@@ -89,13 +90,19 @@ class SamplingTurns:
             samples,
             seed_base=100 * self.search.rounds,
             focus=() if point else self.focus,
+            deadline=deadline,
         )
-        result = await self.search.round(request)
+        return await self._conclude(await self.search.round(request), start, conversation, ask)
+
+    async def _conclude(
+        self, result: RoundResult, start: bool, conversation: Conversation, ask: dict[str, Any] | None
+    ) -> str | None:
+        """A verified winner is accepted (its summary returned); else the conversation is taught."""
         if start and result.first_reply is not None:
             self.start_answer_tokens = result.first_reply.completion_tokens
         if result.winner is not None:
             await self.search.gate.accept(result.verdicts[result.winner.number].changes)
-            return _summary(result, samples)
+            return _summary(result, self.start_samples if start else self.samples)
         self._teach(conversation, ask, result, then_tools=not (start and self.code_rounds_follow_start))
         return None
 
