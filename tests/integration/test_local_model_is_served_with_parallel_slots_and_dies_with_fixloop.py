@@ -64,6 +64,7 @@ def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llama_server: P
     monkeypatch.setenv("FAKE_LLAMA_RECORD", str(path))
     monkeypatch.setenv("FIXLOOP_MODELS_DIR", str(models))
     monkeypatch.setenv(LLAMA_SERVER_ENV, str(fake_llama_server))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # kept prompts stay out of the user's cache
     return path
 
 

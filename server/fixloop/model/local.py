@@ -223,10 +223,11 @@ class LocalModelServer:
         process.wait()
 
     def keep_prompt(self) -> None:
-        """Save slot 0's prompt for the next process (a llama-server that has served; at most 3 s)."""
+        """Save slot 0's prompt for the next process (a llama-server that has served; at most 1.5 s, so
+        that an exit is never held up by a busy server)."""
         if self.base_url and self.serving.prompt_dir is not None and self.running():
             port = urlsplit(self.base_url).port or 0
-            slot_action(port, "save", prompt_file(self.model_path, self.context), timeout=3.0)
+            slot_action(port, "save", prompt_file(self.model_path, self.context), timeout=1.5)
 
     def kill(self) -> None:
         """Synchronous, immediate stop (atexit, signal handlers)."""
