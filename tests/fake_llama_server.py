@@ -59,6 +59,7 @@ REPLY = os.environ.get("FAKE_LLAMA_REPLY", "ok")
 DELAY = float(os.environ.get("FAKE_LLAMA_DELAY", "0"))
 SLOTS = int(args.parallel or 1)
 _lock = threading.Lock()
+_served: list[int] = []  # chat requests answered
 
 
 def record(entry: dict) -> None:
@@ -80,7 +81,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:
-        if self.path in ("/v1/models", "/health"):
+        if self.path == "/slots":  # as llama-server: the last slot served the requests so far
+            served = [
+                {"id": i, "n_prompt_tokens": 10 if i == SLOTS - 1 and _served else 0} for i in range(SLOTS)
+            ]
+            self.send_json(200, [{**slot, "is_processing": False} for slot in served])
+        elif self.path in ("/v1/models", "/health"):
             self.send_json(200, {"object": "list", "data": [{"id": args.alias, "object": "model"}]})
         else:
             self.send_json(404, {"error": {"message": "not found", "code": 404}})
@@ -91,6 +97,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.slot_action(body)
             return
         n = int(body.get("n") or 1)
+        _served.append(n)
         record({"n": n, "max_tokens": body.get("max_tokens"), "stream": bool(body.get("stream"))})
         if n > SLOTS:
             message = f"n_cmpl must be between 1 and {SLOTS}"
@@ -109,17 +116,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def slot_action(self, body: dict) -> None:
         """POST /slots/0?action=save|restore {"filename"}: a file in --slot-save-path, as llama-server."""
-        action = self.path.partition("action=")[2]
+        slot, _, action = self.path.removeprefix("/slots/").partition("?action=")
         path = os.path.join(args.slot_save_path or "", body.get("filename") or "")
-        record({"slot": action, "filename": body.get("filename"), "found": os.path.isfile(path)})
+        found = os.path.isfile(path)
+        record({"slot": action, "id": int(slot), "filename": body.get("filename"), "found": found})
         if not args.slot_save_path:
             self.send_json(501, {"error": {"message": "start it with --slot-save-path", "code": 501}})
         elif action == "save":
             with open(path, "w") as slot_file:
-                slot_file.write("the prompt of slot 0\n")
-            self.send_json(200, {"id_slot": 0, "filename": body["filename"], "n_saved": 1})
-        elif action == "restore" and os.path.isfile(path):
-            self.send_json(200, {"id_slot": 0, "filename": body["filename"], "n_restored": 1})
+                slot_file.write(f"the prompt of slot {slot}\n")
+            self.send_json(200, {"id_slot": int(slot), "filename": body["filename"], "n_saved": 10})
+        elif action == "restore" and found:
+            self.send_json(200, {"id_slot": int(slot), "filename": body["filename"], "n_restored": 10})
         else:
             self.send_json(400, {"error": {"message": "Unable to restore slot: no such file", "code": 400}})
 

@@ -255,9 +255,15 @@ def test_the_last_prompt_is_kept_on_disk_for_the_next_process(
     argv = [entry["argv"] for entry in entries(record) if "argv" in entry]
     assert len(argv) == 2 and all(a[a.index("--slot-prompt-similarity") + 1] == "0.01" for a in argv)
     assert argv[0][argv[0].index("--slot-save-path") + 1] == str(cache / "fixloop" / "prompts")
-    actions = [(entry["slot"], entry["found"]) for entry in entries(record) if "slot" in entry]
-    # the first process finds no prompt and keeps its own; the second restores it (and keeps its own)
-    assert actions == [("restore", False), ("save", False), ("restore", True), ("save", True)], actions
+    actions = [(entry["slot"], entry["id"], entry["found"]) for entry in entries(record) if "slot" in entry]
+    # the first process finds no prompt and keeps its fullest slot's; the second restores it into slot 0
+    last = int(argv[0][argv[0].index("--parallel") + 1]) - 1
+    assert actions == [
+        ("restore", 0, False),
+        ("save", last, False),
+        ("restore", 0, True),
+        ("save", last, True),
+    ], actions
     every = entries(record)
     second = [i for i, entry in enumerate(every) if "argv" in entry][1]
     warm_ups = [

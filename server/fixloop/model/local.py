@@ -27,7 +27,7 @@ from fixloop.model.catalog import ModelInfo, get_model
 from fixloop.model.llama_cpp_python import llama_problem, llama_python
 from fixloop.model.llama_server import LLAMA_CPP_PYTHON, Serving, plan_serving
 from fixloop.model.profiles import with_profile
-from fixloop.model.prompt_store import prompt_file, restore_prompt, slot_action
+from fixloop.model.prompt_store import prompt_file, restore_prompt, save_prompt
 from fixloop.model.pull import model_path, status
 from fixloop.model.warm_up import mark_restored
 
@@ -223,11 +223,11 @@ class LocalModelServer:
         process.wait()
 
     def keep_prompt(self) -> None:
-        """Save slot 0's prompt for the next process (a llama-server that has served; at most 1.5 s, so
-        that an exit is never held up by a busy server)."""
+        """Save the fullest slot's prompt for the next process (a llama-server that has served; at most
+        1.5 s a step, so that an exit is never held up by a busy server)."""
         if self.base_url and self.serving.prompt_dir is not None and self.running():
             port = urlsplit(self.base_url).port or 0
-            slot_action(port, "save", prompt_file(self.model_path, self.context), timeout=1.5)
+            save_prompt(port, prompt_file(self.model_path, self.context), timeout=1.5)
 
     def kill(self) -> None:
         """Synchronous, immediate stop (atexit, signal handlers)."""

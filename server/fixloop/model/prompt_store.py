@@ -1,7 +1,8 @@
-"""The managed llama-server's last prompt, kept on disk between processes: saved from slot 0 when the server
-stops and restored into slot 0 when it starts (llama-server's slot files, `--slot-save-path`), so a run that
-reads the same task again — the demo, a fix asked for again from the command line, the editor's first fix
-after a restart — finds its prompt read. A file that cannot be saved or restored costs nothing but itself.
+"""The managed llama-server's last prompt, kept on disk between processes: its fullest slot saved when the
+server stops and restored into slot 0 when it starts (llama-server's slot files, `--slot-save-path`), so a
+run that reads the same task again — the demo, a fix asked for again from the command line, the editor's
+first fix after a restart — finds its prompt read. A file that cannot be saved or restored costs nothing
+but itself.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import platformdirs
 
 log = logging.getLogger(__name__)
 
-SLOT = 0  # the slot a warm-up and a run's first request land on (the only one holding a prompt then)
+RESTORED_INTO = (
+    0  # a kept prompt goes into slot 0; the first request finds it there (it holds the most of it)
+)
 
 
 def prompts_dir() -> Path:
@@ -30,25 +33,48 @@ def prompt_file(model_path: Path, context: int) -> str:
 
 
 async def restore_prompt(port: int, filename: str, timeout: float = 10.0) -> bool:  # noqa: ASYNC109
-    """Load the last prompt into slot 0 of the server on `port`; whether it was there to load."""
-    return await asyncio.to_thread(slot_action, port, "restore", filename, timeout)
+    """Load the last prompt into slot 0 of the server on `port`; whether there was one to load."""
+    return await asyncio.to_thread(slot_action, port, RESTORED_INTO, "restore", filename, timeout)
 
 
-def slot_action(port: int, action: str, filename: str, timeout: float) -> bool:
-    """POST /slots/0?action=`action` to the server on `port` (blocking, at most `timeout` s); whether it
-    answered 200."""
-    body = json.dumps({"filename": filename}).encode()
-    head = (
-        f"POST /slots/{SLOT}?action={action} HTTP/1.0\r\nHost: 127.0.0.1\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+def save_prompt(port: int, filename: str, timeout: float) -> bool:
+    """Write the prompt of the server's fullest idle slot (the run's task, as the first request read it and
+    the rounds after it extended it) to its file; whether one was written."""
+    answer = _request(port, "GET /slots", b"", timeout)
+    try:
+        slots = [slot for slot in json.loads(answer or b"[]") if not slot.get("is_processing")]
+    except (ValueError, AttributeError, TypeError):
+        return False
+    fullest = max(slots, key=lambda slot: slot.get("n_prompt_tokens") or 0, default=None)
+    if fullest is None or not fullest.get("n_prompt_tokens"):
+        return False
+    return slot_action(port, int(fullest["id"]), "save", filename, timeout)
+
+
+def slot_action(port: int, slot: int, action: str, filename: str, timeout: float) -> bool:
+    """POST /slots/`slot`?action=`action` (blocking, at most `timeout` s a step); whether it saved or
+    restored a prompt (an empty slot's file holds none)."""
+    answer = _request(
+        port, f"POST /slots/{slot}?action={action}", json.dumps({"filename": filename}).encode(), timeout
     )
+    try:
+        tokens = json.loads(answer or b"{}").get("n_saved" if action == "save" else "n_restored", 0)
+    except (ValueError, AttributeError):
+        tokens = 0
+    log.debug("slot %d %s of %s on port %d: %s tokens", slot, action, filename, port, tokens)
+    return bool(tokens)
+
+
+def _request(port: int, line: str, body: bytes, timeout: float) -> bytes | None:
+    """The body of a 200 answer to an HTTP/1.0 request to 127.0.0.1:`port`; None on any failure."""
+    head = f"{line} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    head += f"Content-Length: {len(body)}\r\n\r\n"
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
             connection.sendall(head.encode() + body)
-            status = connection.makefile("rb").readline().split()
+            answer = connection.makefile("rb").read(1 << 22)
     except OSError as error:
-        log.debug("slot %s of %s on port %d failed: %s", action, filename, port, error)
-        return False
-    done = len(status) >= 2 and status[1] == b"200"
-    log.debug("slot %s of %s on port %d: %s", action, filename, port, "done" if done else status)
-    return done
+        log.debug("%s on port %d failed: %s", line, port, error)
+        return None
+    status, _, payload = answer.partition(b"\r\n\r\n")
+    return payload if status.split()[1:2] == [b"200"] else None
