@@ -72,9 +72,14 @@ def _request(port: int, line: str, body: bytes, timeout: float) -> bytes | None:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
             connection.sendall(head.encode() + body)
-            answer = connection.makefile("rb").read(1 << 22)
-    except OSError as error:
+            answer = connection.makefile("rb")
+            status = answer.readline().split()[1:2]
+            length = 0
+            while (header := answer.readline().strip()) and len(header) < 8192:
+                name, _, value = header.partition(b":")
+                length = int(value) if name.strip().lower() == b"content-length" else length
+            payload = answer.read(min(length, 1 << 22)) if length else answer.read(1 << 22)
+    except (OSError, ValueError) as error:
         log.debug("%s on port %d failed: %s", line, port, error)
         return None
-    status, _, payload = answer.partition(b"\r\n\r\n")
-    return payload if status.split()[1:2] == [b"200"] else None
+    return payload if status == [b"200"] else None
