@@ -108,11 +108,32 @@ async def test_a_later_round_counts_a_fix_tried_before_and_does_not_repeat_the_t
     assert sampled.count("result -= i") == 1  # the round's ask lists it; the draw's hint does not again
 
 
-async def test_the_copies_back_of_one_request_are_asked_again_together(run_fix) -> None:
+async def test_like_copies_back_of_one_request_are_asked_again_in_one_request_with_n(run_fix) -> None:
     wrong = code("result -= i")
     script = [
         {"content": wrong},  # the best guess: judged, rejected
         {"content": UNCHANGED, "choices": [{"content": UNCHANGED}, {"content": code("result = i")}]},
+        {"content": code("result += 2 * i"), "choices": [{"content": FIX}]},  # both copies' follow-up at once
+    ]
+    outcome = await run_fix("demo", script, samples=4, **SAMPLE)
+
+    assert outcome.server.failures == [], "\n".join(outcome.notices)
+    assert outcome.result.status == "fixed", outcome.notices
+    asked = outcome.server.requests[2]
+    assert ASKED in asked["messages"][-1]["content"] and asked["n"] == 2  # one prompt for both
+    assert len(outcome.server.requests) == 3
+    figures = [e.text for e in outcome.events if isinstance(e, Notice) and e.kind == "round"]
+    assert figures[0].startswith("round 1: 6 candidate(s) drawn (2 asked again)"), figures
+
+
+async def test_different_copies_back_are_asked_again_together_where_the_endpoint_serves_several(
+    run_fix,
+) -> None:
+    wrong = code("result -= i")
+    other_copy = "Here is the function, checked:\n\n" + UNCHANGED
+    script = [
+        {"content": wrong},  # the best guess: judged, rejected
+        {"content": UNCHANGED, "choices": [{"content": other_copy}, {"content": code("result = i")}]},
         {"content": FIX, "together": 2},  # both re-asks are in flight at once: the endpoint serves two
         {"content": code("result += 2 * i"), "together": 2},
     ]

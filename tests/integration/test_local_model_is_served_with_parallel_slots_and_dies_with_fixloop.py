@@ -244,6 +244,50 @@ def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_ser
     assert wait_gone(launch["pid"]), "the model server outlived `fixloop fix`"
 
 
+def test_the_copies_back_of_a_batch_are_asked_again_in_one_request(record: Path, fixture_project) -> None:
+    """llama-server's slots share no prompt: five like follow-ups sent at once would each read the whole
+    prompt again on a slot of their own (190 s for one round of a library case on 2 cores). They go as one
+    request with `n`, the prompt read once."""
+    root = fixture_project("demo")
+    copy_back = "mathutils.py\n```python\n" + (root / "mathutils.py").read_text() + "```\n"
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
+        pyproject.write("\n[tool.fixloop]\nlocalContext = 20480\nsampleRounds = 0\n")
+    done = subprocess.run(
+        fix_demo(root),
+        capture_output=True,
+        text=True,
+        env=child_env(FIXLOOP_MAX_STEPS="1", FAKE_LLAMA_REPLY=copy_back),
+        timeout=240,
+    )
+    assert done.returncode != 0 and "not fixed" in done.stderr, done.stderr  # every reply is a copy back
+    draws = [entry for entry in entries(record) if "n" in entry and entry["max_tokens"] != 1]
+    asked = [entry["n"] for entry in draws if "changes nothing" in entry["last"]]
+    assert [entry["n"] for entry in draws[:4]] == [1, 1, 5, 5], draws  # guess, its re-ask, batch, re-asks
+    assert asked[:2] == [1, 5], draws
+
+
+def test_a_round_larger_than_the_slots_asks_for_no_more_than_the_slots_at_once(
+    record: Path, fixture_project
+) -> None:
+    """llama-server refuses an `n` above its slots (HTTP 400): a round of 10 on 8 slots draws its best guess,
+    a batch of 8 and one more, where it used to lose the batch and draw the nine one at a time."""
+    root = fixture_project("demo")
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
+        pyproject.write("\n[tool.fixloop]\nlocalContext = 20480\nsamples = 10\nsampleRounds = 0\n")
+    done = subprocess.run(
+        fix_demo(root),
+        capture_output=True,
+        text=True,
+        env=child_env(FIXLOOP_MAX_STEPS="1", FAKE_LLAMA_REPLY="I cannot tell."),
+        timeout=240,
+    )
+    assert done.returncode != 0 and "not fixed" in done.stderr, done.stderr
+    launch = wait_for(record, "argv")
+    assert launch["argv"][launch["argv"].index("--parallel") + 1] == "8"
+    draws = [entry["n"] for entry in entries(record) if "n" in entry and entry["max_tokens"] != 1]
+    assert draws[:3] == [1, 8, 1] and max(draws) == 8, draws
+
+
 def test_the_last_prompt_is_kept_on_disk_for_the_next_process(
     record: Path, fixture_project, tmp_path
 ) -> None:

@@ -115,7 +115,7 @@ def test_the_bench_figure_is_the_mean_distinct_and_drawn_per_round() -> None:
 
 
 def test_a_batch_of_candidates_is_capped_near_the_best_guess_length() -> None:
-    from fixloop.agent.sampling import _batch_cap
+    from fixloop.agent.asking import reply_cap as _batch_cap
     from fixloop.model.replies import ModelReply
 
     def guess(tokens: int) -> ModelReply:
@@ -124,3 +124,22 @@ def test_a_batch_of_candidates_is_capped_near_the_best_guess_length() -> None:
     assert _batch_cap(guess(32)) == 256  # a three-line property: one rewritten file must not hold up the rest
     assert _batch_cap(guess(120)) == 360 and _batch_cap(guess(600)) == 900  # a long function: 300 more
     assert _batch_cap(guess(0)) is None and _batch_cap(None) is None
+
+
+def test_like_follow_ups_are_grouped_up_to_a_requests_n_and_different_ones_apart() -> None:
+    from fixloop.agent.asking import FollowUp, grouped
+    from fixloop.agent.draws import Draw
+    from fixloop.model.client import Sampling
+    from fixloop.model.replies import ModelReply
+
+    copy = ModelReply("code", (), "stop", None, 100, 30)
+
+    def ask(number: int, reply: str, temperature: float = 0.8) -> FollowUp:
+        messages = reask_messages(plan_draw(PROMPT, 2, (), DrawVariety()), reply, ONE)
+        return FollowUp(Draw(number, messages, ONE), Sampling(temperature, 50 + number), copy)
+
+    asks = [ask(2, "same"), ask(3, "other"), ask(4, "same"), ask(5, "same"), ask(6, "same", temperature=0)]
+    numbers = [[one.draw.number for one in group] for group in grouped(asks, 8)]
+    assert numbers == [[2, 4, 5], [3], [6]]  # in order of each group's first draw
+    assert [[one.draw.number for one in group] for group in grouped(asks, 2)] == [[2, 4], [5], [3], [6]]
+    assert all(len(group) == 1 for group in grouped(asks, 1))

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from fixloop.agent.asking import Drawer
 from fixloop.agent.call_protocols import ToolCall
 from fixloop.agent.edit_forms import CONTINUE_WITH_TOOLS
 from fixloop.agent.line_answers import apply_line_edits, canonical, read_line_answer
-from fixloop.agent.sampling import CandidateSearch, Drawer, RoundRequest, RoundResult
+from fixloop.agent.sampling import CandidateSearch, RoundRequest, RoundResult
 from fixloop.agent.warm_start import ShownFunction
 from fixloop.events import Notice
 from fixloop.model.client import Sampling

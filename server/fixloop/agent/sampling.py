@@ -9,9 +9,9 @@ are drawn; a candidate already judged (in this round or before) is not judged ag
 first verified candidate, when N are drawn, or when the round's time or token budget is spent; of the
 verified ones the smallest diff wins. Each sampled draw is shown something of its own (draws.py: another
 suspect, another failing call, what was tried and failed); a candidate that copies the code back
-unchanged is answered with the failing call and asked again, once per draw (the copies of one request
-together, as many at a time as the endpoint serves); each round's figures
-say what became of its candidates (round_result.py).
+unchanged is answered with the failing call and asked again, once per draw (the same follow-up of
+several draws in one request with `n`: follow_ups.py); each round's figures say what became of its
+candidates (round_result.py).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
+from fixloop.agent.asking import Drawer, FollowUp, grouped, reply_cap
 from fixloop.agent.call_protocols import ToolCall
 from fixloop.agent.candidates import BaseFiles, Candidate, FixKey, read_candidate
 from fixloop.agent.draws import Draw, DrawVariety, pick, plan_draw, reask_messages
@@ -36,35 +37,13 @@ from fixloop.model.replies import ModelReply
 from fixloop.verify.port import Gate
 
 
-class Drawer(Protocol):
-    """What a round needs of the chat model."""
-
-    async def complete(
-        self,
-        messages: Sequence[dict[str, Any]],
-        *,
-        tools: list[dict] | None = None,
-        stop: Sequence[str] | None = None,
-        watch: Any = None,
-        sampling: Sampling | None = None,
-    ) -> ModelReply: ...
-
-    async def complete_choices(
-        self,
-        messages: Sequence[dict[str, Any]],
-        sampling: Sampling,
-        *,
-        tools: list[dict] | None = None,
-        stop: Sequence[str] | None = None,
-    ) -> list[ModelReply]: ...
-
-
 @dataclass(frozen=True)
 class SampleLimits:
     """One round's budgets and pace."""
 
     parallel: int = 2  # candidates judged at a time
-    draws_at_once: int = 1  # requests in flight at a time (1: a single-slot server)
+    draws_at_once: int = 1  # requests with different prompts in flight at a time (1: the managed model)
+    choices_at_once: int = 0  # replies one request may ask for with `n` (the managed model's slots; 0: any)
     temperature: float | None = 0.8  # None: not sent (a model that takes none)
     best_guess_temperature: float | None = 0.0
     seconds: float = 900.0
@@ -170,16 +149,15 @@ class CandidateSearch:
         if reply is not None:
             yield [(first, reply)]
         number = 1
-        if limits.batch and request.samples > 2 and not self._should_stop(state):
-            batch = self._plan(request, 2, focus=False)  # one request: one prompt for all its choices
-            replies = await self._draw_batch(batch, request, request.samples - 1, _batch_cap(reply))
+        batch = self._plan(request, 2, focus=False)  # one request: one prompt for all its choices
+        while self.limits.batch and request.samples - number > 1 and not self._should_stop(state):
+            count = min(request.samples - number, limits.choices_at_once or request.samples)
+            replies = await self._draw_batch(batch, request, count, reply_cap(reply))
             if replies:
                 yield [
                     (Draw(number + n, batch.messages, batch.inputs), one) for n, one in enumerate(replies, 1)
                 ]
             number += len(replies)
-            if len(replies) > 1:
-                return
         while number < request.samples and not self._should_stop(state):
             draws = [
                 self._plan(request, index)
@@ -220,14 +198,22 @@ class CandidateSearch:
         return reply
 
     async def _draw_batch(
-        self, draw: Draw, request: RoundRequest, count: int, max_tokens: int | None = None
+        self,
+        draw: Draw,
+        request: RoundRequest,
+        count: int,
+        max_tokens: int | None = None,
+        *,
+        sampling: Sampling | None = None,
     ) -> list[ModelReply]:
         """`count` candidates in one request with `n`, each reply at most `max_tokens` long: unlike a
         streamed draw, a batch cannot be cut when its code is complete, and it ends with its longest reply."""
-        sampling = Sampling(self.limits.temperature, request.seed_base + 2, n=count, max_tokens=max_tokens)
+        how = sampling or Sampling(
+            self.limits.temperature, request.seed_base + 2, n=count, max_tokens=max_tokens
+        )
         try:
             replies = await self.model.complete_choices(
-                draw.messages, sampling, tools=request.tools, stop=request.stop
+                draw.messages, how, tools=request.tools, stop=request.stop
             )
         except ModelError:
             replies = []
@@ -244,27 +230,44 @@ class CandidateSearch:
         state: _RoundState,
         result: RoundResult,
     ) -> None:
-        """Draws that copied the code back are answered with the failing call, once each, as many at a time
-        as the endpoint serves; the answers are judged like any candidate of the round."""
-        asks = [self._reask(draw, reply, request) for draw, reply in copies]
+        """Draws that copied the code back are answered with the failing call, once each: the same follow-up
+        of several draws in one request with `n`, different ones as many at a time as the endpoint serves
+        (follow_ups.py); the answers are judged like any candidate of the round."""
+        groups = grouped([self._reask(draw, reply, request) for draw, reply in copies], self._n_at_most())
         at_once = max(1, self.limits.draws_at_once)
-        for start in range(0, len(asks), at_once):
+        for start in range(0, len(groups), at_once):
             if start and self._should_stop(state):
                 return
-            chunk = asks[start : start + at_once]
-            answers = await asyncio.gather(*(self._draw_one(ask, request, how) for ask, how in chunk))
-            for (ask, _), answer in zip(chunk, answers, strict=True):
-                if answer is not None:
+            chunk = groups[start : start + at_once]
+            answers = await asyncio.gather(*(self._ask_group(group, request) for group in chunk))
+            for group, replies in zip(chunk, answers, strict=True):
+                for follow_up, answer in zip(group, replies, strict=False):
                     result.asked_again += 1
-                    self._take(ask.number, answer, request, state, result, again=True)
+                    self._take(follow_up.draw.number, answer, request, state, result, again=True)
 
-    def _reask(self, draw: Draw, reply: ModelReply, request: RoundRequest) -> tuple[Draw, Sampling]:
+    async def _ask_group(self, group: list[FollowUp], request: RoundRequest) -> list[ModelReply]:
+        """The answers to one group of like follow-ups: one request with `n` where the endpoint honours it,
+        the rest one request each."""
+        answers: list[ModelReply] = []
+        if len(group) > 1 and self.limits.batch:
+            first = group[0]
+            how = replace(first.sampling, n=len(group), max_tokens=reply_cap(first.copy))
+            answers = await self._draw_batch(first.draw, request, len(group), sampling=how)
+        for one in group[len(answers) :]:
+            if (answer := await self._draw_one(one.draw, request, one.sampling)) is not None:
+                answers.append(answer)
+        return answers
+
+    def _n_at_most(self) -> int:
+        return (self.limits.choices_at_once or 1 << 10) if self.limits.batch else 1
+
+    def _reask(self, draw: Draw, reply: ModelReply, request: RoundRequest) -> FollowUp:
         """The follow-up of a copy back, and how it is sampled (the best guess as it was drawn)."""
         inputs = draw.inputs or pick(self.variety.inputs, 1)
         again = Draw(draw.number, reask_messages(draw, reply.content, inputs), inputs)
         temperature = self.limits.best_guess_temperature if draw.number == 1 else self.limits.temperature
         seed = None if draw.number == 1 else request.seed_base + 50 + draw.number
-        return again, Sampling(temperature, seed)
+        return FollowUp(again, Sampling(temperature, seed), reply)
 
     def _counted(self, reply: ModelReply, request: RoundRequest) -> None:
         request.count(reply)
@@ -372,17 +375,6 @@ class _RoundState:
     seen: dict[FixKey, int] = field(default_factory=dict)  # candidate key -> the first number with it
     judging: list[asyncio.Future[None]] = field(default_factory=list)
     verified: list[Candidate] = field(default_factory=list)
-
-
-def _batch_cap(first: ModelReply | None) -> int | None:
-    """Tokens a batched candidate may take: the best guess's answer (the same function, rewritten) and room
-    to grow (three times a short answer, 300 tokens more than a long one), at least 256; None (the client's
-    cap) when the best guess's length is unknown. A batch ends with its longest reply, and one reply that
-    rewrites whole files holds up the others on a CPU."""
-    if first is None or first.completion_tokens <= 0:
-        return None
-    tokens = first.completion_tokens
-    return max(256, min(3 * tokens, tokens + 300))
 
 
 def _without_batch(limits: SampleLimits) -> SampleLimits:

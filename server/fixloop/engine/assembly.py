@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from fixloop.agent.asking import Drawer
 from fixloop.agent.call_protocols import ProtocolSetting
 from fixloop.agent.candidates import BaseFiles, shadow_reader
 from fixloop.agent.draws import DrawVariety
@@ -15,7 +16,7 @@ from fixloop.agent.edit_forms import focus_points
 from fixloop.agent.line_round import LineRound, ShortDraws
 from fixloop.agent.round_kinds import RoundKinds
 from fixloop.agent.run_state import LoopLimits
-from fixloop.agent.sampling import CandidateSearch, Drawer, SampleLimits
+from fixloop.agent.sampling import CandidateSearch, SampleLimits
 from fixloop.agent.sampling_turns import SamplingTurns, round_tools
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import ShownFunction
@@ -88,7 +89,8 @@ def plan_run(settings: Settings) -> RunPlan:
         slots=slots,
         sample_limits=SampleLimits(
             parallel=settings.sample_parallel,
-            draws_at_once=slots,
+            draws_at_once=1 if local else slots,  # the managed model's slots share a prompt only by `n`
+            choices_at_once=slots if local else 0,
             temperature=sampled_temperature(settings),
             best_guess_temperature=settings.temperature or 0.0,
             seconds=settings.sample_seconds,
