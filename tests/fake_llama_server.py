@@ -2,9 +2,9 @@
 chat endpoint on the given port, honouring `n` up to `--parallel` as the real one does.
 
 Environment: FAKE_LLAMA_RECORD (a file: one JSON line with this process's pid and argv, then one per chat
-request with its `n`, `max_tokens`, `stream` and the start of its last message), FAKE_LLAMA_REPLY (the
-reply's text), FAKE_LLAMA_DELAY (seconds each reply takes), FAKE_LLAMA_MODE (`crash`: exit 3 at start;
-`silent`: never listen).
+request with its `n`, `max_tokens`, `stream` and the start of its last message), FAKE_LLAMA_FULL (record
+each request's messages too), FAKE_LLAMA_REPLY (the reply's text), FAKE_LLAMA_DELAY (seconds each reply
+takes), FAKE_LLAMA_MODE (`crash`: exit 3 at start; `silent`: never listen).
 """
 
 from __future__ import annotations
@@ -100,9 +100,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         n = int(body.get("n") or 1)
         _served.append(n)
         last = str((body.get("messages") or [{}])[-1].get("content") or "")[:200]
-        record(
-            {"n": n, "max_tokens": body.get("max_tokens"), "stream": bool(body.get("stream")), "last": last}
-        )
+        entry = {
+            "n": n,
+            "max_tokens": body.get("max_tokens"),
+            "stream": bool(body.get("stream")),
+            "last": last,
+        }
+        record({**entry, "messages": body.get("messages")} if os.environ.get("FAKE_LLAMA_FULL") else entry)
         if n > SLOTS:
             message = f"n_cmpl must be between 1 and {SLOTS}"
             self.send_json(400, {"error": {"message": message, "type": "invalid_request_error", "code": 400}})

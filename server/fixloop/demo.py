@@ -239,21 +239,21 @@ async def run_demo(model: str, base_url: str | None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="fixloop-demo-"))
     root = workdir / "project"
     shutil.copytree(project, root, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-    what = target.get("testId") or target["uri"]
-    view.say(
-        f"fixloop demo: fixing {what}\n  in {root} (a copy of {project})\n  model: {model}"
-        + (
-            f" at {base_url}"
-            if base_url
-            else " (llama.cpp on this machine)"
-            if model.startswith("local")
-            else ""
-        )
+    where = (
+        f" at {base_url}" if base_url else " (llama.cpp on this machine)" if model.startswith("local") else ""
     )
-    init_options: dict[str, Any] = {"model": model}
-    if base_url:
-        init_options["baseUrl"] = base_url
+    what = target.get("testId") or target["uri"]
+    view.say(f"fixloop demo: fixing {what}\n  in {root} (a copy of {project})\n  model: {model}{where}")
+    init_options: dict[str, Any] = {"model": model, **({"baseUrl": base_url} if base_url else {})}
+    result = await _fix_through_the_server(view, root, workdir, target, init_options)
+    return _report(view, result, root, workdir)
 
+
+async def _fix_through_the_server(
+    view: DemoView, root: Path, workdir: Path, target: dict[str, Any], init_options: dict[str, Any]
+) -> Any:
+    """Start `fixloop serve` in the copy, initialize it, ask it to fix the target; its answer (None if the
+    session ended first). The LSP trace and the server's stderr go to the work folder."""
     with (
         (workdir / "trace.log").open("w", encoding="utf-8") as trace,
         (workdir / "server.log").open("w", encoding="utf-8") as server_log,
@@ -262,7 +262,6 @@ async def run_demo(model: str, base_url: str | None) -> int:
         await client.start_io(sys.executable, "-m", "fixloop", "serve", cwd=str(root))
         process = client._server
         drain = asyncio.create_task(_drain(process.stderr if process else None, server_log))
-        result: Any = None
         try:
             await client.initialize_async(
                 types.InitializeParams(
@@ -275,7 +274,7 @@ async def run_demo(model: str, base_url: str | None) -> int:
             )
             client.initialized(types.InitializedParams())
             view.line("language server up; asking it to fix the test")
-            result = await client.workspace_execute_command_async(
+            return await client.workspace_execute_command_async(
                 types.ExecuteCommandParams(command=FIX_COMMAND, arguments=[target], work_done_token=TOKEN)
             )
         finally:
@@ -283,7 +282,6 @@ async def run_demo(model: str, base_url: str | None) -> int:
             drain.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await drain
-    return _report(view, result, root, workdir)
 
 
 async def _shutdown(client: LanguageClient, process: asyncio.subprocess.Process | None) -> None:

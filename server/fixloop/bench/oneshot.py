@@ -15,6 +15,7 @@ from fixloop.config import Settings
 from fixloop.engine import is_local, model_endpoint, open_chat_model
 from fixloop.errors import FixloopError
 from fixloop.model.client import ChatModel
+from fixloop.model.replies import ModelReply
 from fixloop.pytest_runner import PytestRunner
 from fixloop.result import FileChange
 from fixloop.shadow import unified_diff
@@ -64,61 +65,63 @@ def _code_files(root: Path, paths: list[str]) -> dict[str, str]:
 
 async def run_oneshot(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
     """One model call; its code applied by AST to the files the prompt showed (or the reply names)."""
-    run_id = uuid.uuid4().hex[:12]
-    transcript = Transcript.open(
-        run_id,
-        {
-            "mode": "oneshot",
-            "root": str(root),
-            "model": settings.model,
-            "test_ids": list(case.failing_test_ids),
-        },
-    )
+    meta = {
+        "mode": "oneshot",
+        "root": str(root),
+        "model": settings.model,
+        "test_ids": list(case.failing_test_ids),
+    }
+    transcript = Transcript.open(uuid.uuid4().hex[:12], meta)
     runner = PytestRunner(root, settings.test_command, settings.test_timeout)
     model: ChatModel | None = None
-    tokens = (0, 0)
+    reply: ModelReply | None = None
     try:
         failing = await runner.run(case.failing_test_ids)
         warm = await asyncio.to_thread(build_warm_start, root, failing, list(case.failing_test_ids))
-        prompt = oneshot_prompt(case.failing_test_ids, warm)
         base_url, name = await model_endpoint(settings)
         model = open_chat_model(settings, base_url, name)
-        transcript.write("prompt", system=SYSTEM, user=prompt, local=is_local(settings))
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-        reply = await model.complete(messages)
-        tokens = (reply.prompt_tokens, reply.completion_tokens)
-        transcript.write(
-            "reply",
-            text=reply.content,
-            finish_reason=reply.finish_reason,
-            prompt_tokens=tokens[0],
-            completion_tokens=tokens[1],
-        )
-        shown = _MENTIONED.findall(warm) + [block.path for block in code_blocks(reply.content) if block.path]
-        files = await asyncio.to_thread(_code_files, root, shown)
-        edit = apply_code_reply(reply.content, files)
-        changes = [FileChange(path, files[path], text) for path, text in sorted(edit.files.items())]
-        diff = unified_diff(changes)
-        summary = "; ".join(edit.applied) or "; ".join(edit.problems) or "no edit"
-        transcript.write("result", diff=diff, applied=list(edit.applied), problems=list(edit.problems))
+        reply = await _ask(model, oneshot_prompt(case.failing_test_ids, warm), transcript, is_local(settings))
+        diff, summary = await _applied(root, warm, reply, transcript)
         return ModeRun(
-            False, diff, summary, 1, 0, *tokens, model.seconds, runner.seconds, str(transcript.path)
+            False, diff, summary, 1, 0, *_tokens(reply), model.seconds, runner.seconds, str(transcript.path)
         )
     except FixloopError as error:
         transcript.write("error", message=error.message)
-        return ModeRun(
-            False,
-            "",
-            "",
-            1 if model else 0,
-            0,
-            *tokens,
-            model.seconds if model else 0.0,
-            runner.seconds,
-            str(transcript.path),
-            error=error.message,
-        )
+        seconds = model.seconds if model else 0.0
+        figures = (1 if model else 0, 0, *_tokens(reply), seconds, runner.seconds, str(transcript.path))
+        return ModeRun(False, "", "", *figures, error=error.message)
     finally:
         if model is not None:
             await asyncio.shield(model.close())
         transcript.close()
+
+
+async def _ask(model: ChatModel, prompt: str, transcript: Transcript, local: bool) -> ModelReply:
+    """The one model call, its prompt and reply written to the transcript."""
+    transcript.write("prompt", system=SYSTEM, user=prompt, local=local)
+    reply = await model.complete([{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}])
+    prompt_tokens, completion_tokens = _tokens(reply)
+    transcript.write(
+        "reply",
+        text=reply.content,
+        finish_reason=reply.finish_reason,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+    )
+    return reply
+
+
+async def _applied(root: Path, warm: str, reply: ModelReply, transcript: Transcript) -> tuple[str, str]:
+    """The reply's code applied to the files the prompt showed or the reply names: the diff and a summary."""
+    shown = _MENTIONED.findall(warm) + [block.path for block in code_blocks(reply.content) if block.path]
+    files = await asyncio.to_thread(_code_files, root, shown)
+    edit = apply_code_reply(reply.content, files)
+    changes = [FileChange(path, files[path], text) for path, text in sorted(edit.files.items())]
+    transcript.write(
+        "result", diff=unified_diff(changes), applied=list(edit.applied), problems=list(edit.problems)
+    )
+    return unified_diff(changes), "; ".join(edit.applied) or "; ".join(edit.problems) or "no edit"
+
+
+def _tokens(reply: ModelReply | None) -> tuple[int, int]:
+    return (reply.prompt_tokens, reply.completion_tokens) if reply is not None else (0, 0)

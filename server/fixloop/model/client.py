@@ -195,19 +195,8 @@ class ChatModel:
                     raise self._explain(error, tools is not None, attempt) from None
                 self.max_output_tokens = None  # an endpoint that rejects max_tokens: leave it out from now on
                 continue
-            except _Stalled as stalled:
-                error: Exception = stalled
-                limit = min(self.max_retries, MAX_STALL_RETRIES)
-                retryable = True
-            except (openai.APIConnectionError, openai.APIStatusError) as failure:
-                error = failure
-                retryable = isinstance(error, openai.APIConnectionError) or (
-                    getattr(error, "status_code", 0) in RETRYABLE_STATUS
-                )
-                # a refused connection is rarely transient: give up sooner than on a 5xx or a dropped stream
-                limit = min(self.max_retries, 2) if _refused(error) else self.max_retries
-                if isinstance(error, openai.APITimeoutError):
-                    limit = min(limit, MAX_STALL_RETRIES)
+            except (_Stalled, openai.APIConnectionError, openai.APIStatusError) as failure:
+                error: Exception = failure
             except MalformedReply as malformed:
                 raise ModelError(
                     f"the model at {self.base_url} sent {malformed} — is baseUrl an "
@@ -217,6 +206,7 @@ class ChatModel:
                 raise ModelError(
                     f"the model at {self.base_url} reported an error in its answer: {_short(failure)}"
                 ) from None
+            retryable, limit = self._retries_for(error)
             delay = self._retry_delay(error, attempt)
             spent = time.monotonic() - started
             if not retryable or attempt >= limit or spent + delay > self.retry_window:
@@ -309,6 +299,19 @@ class ChatModel:
                 yield chunk
         finally:
             await stream.close()
+
+    def _retries_for(self, error: Exception) -> tuple[bool, int]:
+        """Whether a failed call is worth another try, and how many tries it gets at most."""
+        if isinstance(error, _Stalled):
+            return True, min(self.max_retries, MAX_STALL_RETRIES)
+        retryable = isinstance(error, openai.APIConnectionError) or (
+            getattr(error, "status_code", 0) in RETRYABLE_STATUS
+        )
+        # a refused connection is rarely transient: give up sooner than on a 5xx or a dropped stream
+        limit = min(self.max_retries, 2) if _refused(error) else self.max_retries
+        if isinstance(error, openai.APITimeoutError):
+            limit = min(limit, MAX_STALL_RETRIES)
+        return retryable, limit
 
     def _retry_delay(self, error: Exception, attempt: int) -> float:
         response = getattr(error, "response", None)

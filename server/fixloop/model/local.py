@@ -26,6 +26,7 @@ from fixloop.errors import ConfigError, ModelError
 from fixloop.model.catalog import ModelInfo, get_model
 from fixloop.model.llama_cpp_python import llama_problem, llama_python
 from fixloop.model.llama_server import LLAMA_CPP_PYTHON, Serving, plan_serving
+from fixloop.model.loopback import loopback_request
 from fixloop.model.profiles import with_profile
 from fixloop.model.prompt_store import prompt_file, restore_prompt, save_prompt
 from fixloop.model.pull import model_path, status
@@ -240,23 +241,8 @@ class LocalModelServer:
 
 
 async def models_answer(port: int, timeout: float = 2.0) -> bool:  # noqa: ASYNC109
-    """Whether GET /v1/models on 127.0.0.1:`port` answers 200 (a bare HTTP/1.0 request, no proxy)."""
-    writer = None
-    try:
-        async with asyncio.timeout(timeout):
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(b"GET /v1/models HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-            await writer.drain()
-            status_line = await reader.readline()
-    except (OSError, TimeoutError):
-        return False
-    finally:
-        if writer is not None:
-            writer.close()
-            with contextlib.suppress(OSError):
-                await writer.wait_closed()
-    parts = status_line.split()
-    return len(parts) >= 2 and parts[1] == b"200"
+    """Whether GET /v1/models on 127.0.0.1:`port` answers 200."""
+    return await asyncio.to_thread(loopback_request, port, "GET /v1/models", b"", timeout) is not None
 
 
 def _loop() -> asyncio.AbstractEventLoop:

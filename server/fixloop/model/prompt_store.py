@@ -10,16 +10,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import socket
 from pathlib import Path
 
 import platformdirs
 
+from fixloop.model.loopback import loopback_request
+
 log = logging.getLogger(__name__)
 
-RESTORED_INTO = (
-    0  # a kept prompt goes into slot 0; the first request finds it there (it holds the most of it)
-)
+RESTORED_INTO = 0  # a kept prompt goes into slot 0; the first request finds it there
 
 
 def prompts_dir() -> Path:
@@ -40,7 +39,7 @@ async def restore_prompt(port: int, filename: str, timeout: float = 10.0) -> boo
 def save_prompt(port: int, filename: str, timeout: float) -> bool:
     """Write the prompt of the server's fullest idle slot (the run's task, as the first request read it and
     the rounds after it extended it) to its file; whether one was written."""
-    answer = _request(port, "GET /slots", b"", timeout)
+    answer = loopback_request(port, "GET /slots", b"", timeout)
     try:
         slots = [slot for slot in json.loads(answer or b"[]") if not slot.get("is_processing")]
     except (ValueError, AttributeError, TypeError):
@@ -54,7 +53,7 @@ def save_prompt(port: int, filename: str, timeout: float) -> bool:
 def slot_action(port: int, slot: int, action: str, filename: str, timeout: float) -> bool:
     """POST /slots/`slot`?action=`action` (blocking, at most `timeout` s a step); whether it saved or
     restored a prompt (an empty slot's file holds none)."""
-    answer = _request(
+    answer = loopback_request(
         port, f"POST /slots/{slot}?action={action}", json.dumps({"filename": filename}).encode(), timeout
     )
     try:
@@ -63,23 +62,3 @@ def slot_action(port: int, slot: int, action: str, filename: str, timeout: float
         tokens = 0
     log.debug("slot %d %s of %s on port %d: %s tokens", slot, action, filename, port, tokens)
     return bool(tokens)
-
-
-def _request(port: int, line: str, body: bytes, timeout: float) -> bytes | None:
-    """The body of a 200 answer to an HTTP/1.0 request to 127.0.0.1:`port`; None on any failure."""
-    head = f"{line} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-    head += f"Content-Length: {len(body)}\r\n\r\n"
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
-            connection.sendall(head.encode() + body)
-            answer = connection.makefile("rb")
-            status = answer.readline().split()[1:2]
-            length = 0
-            while (header := answer.readline().strip()) and len(header) < 8192:
-                name, _, value = header.partition(b":")
-                length = int(value) if name.strip().lower() == b"content-length" else length
-            payload = answer.read(min(length, 1 << 22)) if length else answer.read(1 << 22)
-    except (OSError, ValueError) as error:
-        log.debug("%s on port %d failed: %s", line, port, error)
-        return None
-    return payload if status == [b"200"] else None

@@ -218,13 +218,37 @@ class PytestRunner:
     async def _run_in(self, workdir: Path, report_path: Path, test_ids: list[str], root: Path) -> TestRun:
         started = time.monotonic()
         mark = uuid.uuid4().hex
+        proc = await self._spawn(self.argv(test_ids, workdir, root), workdir, report_path, mark, root)
+        output = _OutputTail(OUTPUT_CAP * 8)
+        try:
+            timed_out = await self._wait(proc, output)
+        finally:
+            kill_marked(mark)
+        finished = FinishedProcess(
+            records=read_records(report_path),
+            exit_code=proc.returncode if proc.returncode is not None else -1,
+            timed_out=timed_out,
+            duration=time.monotonic() - started,
+            output=output.text(),
+            stacks=read_text(workdir / STACK_FILE) if timed_out else "",
+        )
+        if not finished.session_started and not timed_out:
+            self._raise_for_startup_failure(finished.output)
+        if self.redirect is not None:
+            self._check_imports(finished.records)
+        return fold_run(root, self.timeout, test_ids, finished)
+
+    async def _spawn(
+        self, argv: list[str], workdir: Path, report_path: Path, mark: str, root: Path
+    ) -> asyncio.subprocess.Process:
+        """The test command started in a process group of its own, under the reaper on POSIX."""
         writable = ["--write", str(self.confine_writes)] if self.confine_writes is not None else []
         # the reaper (Landlock, subreaper, POSIX signals) runs on POSIX; Windows ends the tree with taskkill
         reaper = [] if CURRENT.windows else [sys.executable, "-I", "-S", str(_REAPER), *writable, "--"]
-        command = [*reaper, *self.argv(test_ids, workdir, root)]
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *command,
+            return await asyncio.create_subprocess_exec(
+                *reaper,
+                *argv,
                 cwd=root,
                 env=self._environment(workdir, report_path, mark, root),
                 stdin=asyncio.subprocess.DEVNULL,
@@ -238,7 +262,9 @@ class PytestRunner:
             message = f"test command is not executable: {self.command[0]!r}: set testCommand"
             raise TestRunError(message) from exc
 
-        output = _OutputTail(OUTPUT_CAP * 8)
+    async def _wait(self, proc: asyncio.subprocess.Process, output: _OutputTail) -> bool:
+        """Wait for the run (its output kept in `output`) up to the timeout, then end its group; whether it
+        timed out (its stacks dumped first)."""
         reader = asyncio.create_task(output.drain(proc.stdout))
         timed_out = False
         try:
@@ -257,20 +283,7 @@ class PytestRunner:
             raise
         finally:
             reader.cancel()
-            kill_marked(mark)
-        finished = FinishedProcess(
-            records=read_records(report_path),
-            exit_code=proc.returncode if proc.returncode is not None else -1,
-            timed_out=timed_out,
-            duration=time.monotonic() - started,
-            output=output.text(),
-            stacks=read_text(workdir / STACK_FILE) if timed_out else "",
-        )
-        if not finished.session_started and not timed_out:
-            self._raise_for_startup_failure(finished.output)
-        if self.redirect is not None:
-            self._check_imports(finished.records)
-        return fold_run(root, self.timeout, test_ids, finished)
+        return timed_out
 
     def _check_imports(self, records: list[dict[str, Any]]) -> None:
         """Remember what the hook redirected; refuse a run that imported the user's real files."""
