@@ -1,5 +1,5 @@
 """The managed local model served two ways, in one run on one machine: llama-cpp-python's server ("old")
-against llama.cpp's own llama-server with parallel slots ("new"; "new-nospec": without n-gram speculative
+against llama.cpp's own llama-server with parallel slots ("new"; "new-spec": with n-gram speculative
 decoding, to decide whether it pays).
 
     python benchmarks/local_model.py                              # demo + 3 bench cases, demo x5
@@ -39,7 +39,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = ["demo", "shipping_quotes", "payroll_roles", "sales_pipeline"]
-SERVINGS = ["old", "new", "new-nospec"]  # new-nospec: llama-server without n-gram speculation
+SERVINGS = ["old", "new", "new-spec"]  # new-spec: llama-server with n-gram speculation
 
 
 # ---- the child: one fix run and one speed probe on one serving ----------------------------------------
@@ -191,7 +191,7 @@ def serving_env(serving: str, args: argparse.Namespace) -> dict[str, str]:
     else:
         if args.llama_server:
             env["FIXLOOP_LLAMA_SERVER"] = args.llama_server
-        env["FIXLOOP_LLAMA_SPECULATION"] = "off" if serving == "new-nospec" else "on"
+        env["FIXLOOP_LLAMA_SPECULATION"] = "on" if serving == "new-spec" else "off"
     return env
 
 
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated (default: %(default)s)")
     parser.add_argument(
-        "--servings", default=",".join(SERVINGS), help="among old, new, new-nospec (default: all three)"
+        "--servings", default=",".join(SERVINGS), help="among old, new, new-spec (default: all three)"
     )
     parser.add_argument("--demo-runs", type=int, default=5, help="demo wall-time runs per serving (0: none)")
     parser.add_argument("--quick", action="store_true", help="the demo case only, one demo run")

@@ -88,9 +88,9 @@ def test_slots_follow_the_round_and_shrink_where_memory_is_short(
     record: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     roomy = plan(8 * GIB)
-    assert roomy.speculative and "ngram-simple" in roomy.args(Path("m.gguf"), "m", 1234)
-    monkeypatch.setenv("FIXLOOP_LLAMA_SPECULATION", "off")
-    assert "--spec-type" not in plan(8 * GIB).args(Path("m.gguf"), "m", 1234)
+    assert not roomy.speculative and "--spec-type" not in roomy.args(Path("m.gguf"), "m", 1234)
+    monkeypatch.setenv("FIXLOOP_LLAMA_SPECULATION", "on")  # n-gram speculation only when asked for
+    assert "ngram-simple" in plan(8 * GIB).args(Path("m.gguf"), "m", 1234)
     assert (roomy.kind, roomy.slots, roomy.threads) == (LLAMA_SERVER, 5, 2)  # a round draws 6 - 1 at once
     # one prompt (24,000 characters at 3 a token, and the fixed prefix) plus a 2,048-token reply a slot
     assert roomy.context == 20_480

@@ -1,5 +1,5 @@
 """How the managed model is served: llama.cpp's own `llama-server` (parallel slots, one KV cache shared by
-them, n-gram speculation) where it was built, else llama-cpp-python's server; its slots, context and
+them) where it was built, else llama-cpp-python's server; its slots, context and
 command line.
 
 `llama-server` is looked up in $FIXLOOP_LLAMA_SERVER (a path; `none` forces llama-cpp-python's server),
@@ -19,7 +19,10 @@ import platformdirs
 from fixloop.model.prompt_store import prompts_dir
 
 LLAMA_SERVER_ENV = "FIXLOOP_LLAMA_SERVER"
-SPECULATION_ENV = "FIXLOOP_LLAMA_SPECULATION"  # `off`: no n-gram speculative decoding (to compare)
+# `on`: n-gram speculative decoding. Off by default: on a sampling round's prompt (2 cores) it took a batch of
+# 5 replies from 10.9 s to 21.1 s and one reply from 3.7 s to 5.1 s (benchmarks/speculation.py: drafts are
+# verified in the batch, few accepted); this llama-server cannot turn it off for one request.
+SPECULATION_ENV = "FIXLOOP_LLAMA_SPECULATION"
 LLAMA_SERVER = "llama-server"
 LLAMA_CPP_PYTHON = "llama-cpp-python"
 NOT_BUILT = "none"  # $FIXLOOP_LLAMA_SERVER value that forces llama-cpp-python's server
@@ -154,7 +157,7 @@ def plan_serving(
         while slots > 1 and shared_context(prompt, slots) * KV_BYTES_PER_TOKEN > budget:
             slots -= 1
     total = context or shared_context(prompt, slots)
-    speculative = os.environ.get(SPECULATION_ENV, "").strip().lower() != "off"
+    speculative = os.environ.get(SPECULATION_ENV, "").strip().lower() == "on"
     return Serving(
         LLAMA_SERVER, (str(binary),), threads, total, slots, speculative=speculative, prompt_dir=prompts_dir()
     )
