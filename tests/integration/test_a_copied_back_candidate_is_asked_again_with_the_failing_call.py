@@ -130,7 +130,7 @@ async def test_different_copies_back_are_asked_again_together_where_the_endpoint
     run_fix,
 ) -> None:
     wrong = code("result -= i")
-    other_copy = "Here is the function, checked:\n\n" + UNCHANGED
+    other_copy = UNCHANGED + "\n" + UNCHANGED  # the function twice: a copy back, shown otherwise
     script = [
         {"content": wrong},  # the best guess: judged, rejected
         {"content": UNCHANGED, "choices": [{"content": other_copy}, {"content": code("result = i")}]},

@@ -240,7 +240,7 @@ def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_ser
     draws = [entry for entry in requests if entry["max_tokens"] != 1]  # the warm-up aside
     assert slots == 5 and draws and draws[0]["n"] == 1  # the best guess, alone
     batches = [entry for entry in requests if entry["n"] == 5]  # the other five in one request, each reply
-    assert batches and batches[0]["max_tokens"] == 256, requests  # capped near the best guess's length
+    assert batches and batches[0]["max_tokens"] == 160, requests  # capped near the best guess's length
     assert wait_gone(launch["pid"]), "the model server outlived `fixloop fix`"
 
 

@@ -121,7 +121,7 @@ def test_a_batch_of_candidates_is_capped_near_the_best_guess_length() -> None:
     def guess(tokens: int) -> ModelReply:
         return ModelReply("code", (), "stop", None, 100, tokens)
 
-    assert _batch_cap(guess(32)) == 256  # a three-line property: one rewritten file must not hold up the rest
+    assert _batch_cap(guess(32)) == 160  # a three-line property: one rewritten file must not hold up the rest
     assert _batch_cap(guess(120)) == 360 and _batch_cap(guess(600)) == 900  # a long function: 300 more
     assert _batch_cap(guess(0)) is None and _batch_cap(None) is None
 
@@ -143,3 +143,15 @@ def test_like_follow_ups_are_grouped_up_to_a_requests_n_and_different_ones_apart
     assert numbers == [[2, 4, 5], [3], [6]]  # in order of each group's first draw
     assert [[one.draw.number for one in group] for group in grouped(asks, 2)] == [[2, 4], [5], [3], [6]]
     assert all(len(group) == 1 for group in grouped(asks, 1))
+
+
+def test_copies_alike_but_for_their_fences_are_shown_alike_in_their_follow_up() -> None:
+    from fixloop.agent.asking import copy_shown
+
+    code = "    @property\n    def total(self):\n        return 1\n"
+    plain = f"shipping/quote.py\n```python\n{code}```"
+    fenced_twice = f"```python\nshipping/quote.py\n```python\n{code}```\n"
+    assert copy_shown(fenced_twice) == copy_shown(plain)
+    assert copy_shown(plain) == "shipping/quote.py\n```python\n@property\ndef total(self):\n    return 1\n```"
+    assert copy_shown("no code here") == "no code here"
+    assert copy_shown("```python\nx = 1\n```") == "```python\nx = 1\n```"  # no path: the reply as it is

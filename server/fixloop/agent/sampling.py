@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fixloop.agent.asking import Drawer, FollowUp, grouped, reply_cap
+from fixloop.agent.asking import Drawer, FollowUp, copy_shown, grouped, reply_cap
 from fixloop.agent.call_protocols import ToolCall
 from fixloop.agent.candidates import BaseFiles, Candidate, FixKey, read_candidate
 from fixloop.agent.draws import Draw, DrawVariety, pick, plan_draw, reask_messages
@@ -264,7 +264,7 @@ class CandidateSearch:
     def _reask(self, draw: Draw, reply: ModelReply, request: RoundRequest) -> FollowUp:
         """The follow-up of a copy back, and how it is sampled (the best guess as it was drawn)."""
         inputs = draw.inputs or pick(self.variety.inputs, 1)
-        again = Draw(draw.number, reask_messages(draw, reply.content, inputs), inputs)
+        again = Draw(draw.number, reask_messages(draw, copy_shown(reply.content), inputs), inputs)
         temperature = self.limits.best_guess_temperature if draw.number == 1 else self.limits.temperature
         seed = None if draw.number == 1 else request.seed_base + 50 + draw.number
         return FollowUp(again, Sampling(temperature, seed), reply)
