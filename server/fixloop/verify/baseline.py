@@ -74,7 +74,8 @@ async def record_baseline(
 
 
 def related_test_modules(root: Path, modules: Sequence[str], limit: int = 40) -> list[str]:
-    """Other test modules importing project code that `modules` reach through imports (nearest first)."""
+    """Other test modules importing project code that `modules` reach through imports (nearest first), or a
+    package whose `__init__` they reach (`from semver import compare` reaches `semver/version.py`)."""
     files = set(python_files(root))
     by_name = module_map(files)
     parsed: dict[str, tuple[set[str], set[str]]] = {}
@@ -98,10 +99,9 @@ def related_test_modules(root: Path, modules: Sequence[str], limit: int = 40) ->
             if dependency not in reach and not is_test_path(dependency):
                 reach.add(dependency)
                 queue.append(dependency)
-    code = {rel for rel in reach if not rel.endswith("__init__.py")}
-    if not code:
+    if not reach:
         return []
-    words = {PurePosixPath(rel).stem for rel in code}
+    words = _import_words(reach)
     target_dirs = {PurePosixPath(module).parent for module in modules}
     related = []
     for rel in files:
@@ -112,7 +112,13 @@ def related_test_modules(root: Path, modules: Sequence[str], limit: int = 40) ->
             text = (root / rel).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if any(word in text for word in words) and dependencies(rel) & code:
+        if any(word in text for word in words) and dependencies(rel) & reach:  # `from pkg import f` too
             related.append(rel)
     related.sort(key=lambda rel: (PurePosixPath(rel).parent not in target_dirs, rel))
     return related[:limit]
+
+
+def _import_words(modules: set[str]) -> set[str]:
+    """The words a test importing one of `modules` names: a module's stem, a package's folder."""
+    words = {PurePosixPath(rel).stem for rel in modules if not rel.endswith("__init__.py")}
+    return words | {PurePosixPath(rel).parent.name for rel in modules if rel.endswith("__init__.py")} - {""}
