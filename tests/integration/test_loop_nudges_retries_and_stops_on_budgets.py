@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from fixloop.events import Action, Notice, Observation
 from support import fix_script, load_fix
 
@@ -52,6 +54,18 @@ async def test_wall_time_budget_ends_the_run(run_fix):
     assert outcome.result.status == "not_fixed"
     assert "time budget" in outcome.result.summary
     assert len(outcome.server.requests) == 1
+
+
+async def test_a_model_turn_under_way_stops_when_the_runs_time_is_up(run_fix):
+    slow = {
+        "delay": 30,
+        "tool_calls": [{"name": "list_files", "arguments": {}}],
+    }  # a long prompt, read slowly
+    started = time.monotonic()
+    outcome = await run_fix("demo", [slow], maxSeconds=2)
+    assert outcome.result.status == "not_fixed"
+    assert "time budget used up (2 s): the model's turn was stopped" in outcome.result.summary
+    assert time.monotonic() - started < 20  # not the 30 s the turn would have taken
 
 
 async def test_same_action_and_observation_nudges_then_stops(run_fix):

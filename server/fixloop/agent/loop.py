@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, NoReturn
@@ -224,7 +226,16 @@ class ReActLoop:
         if shrunk := self.conversation.fit():
             notice = f"context budget: shortened {shrunk} older observation(s)"
             self.emit(Notice(notice, self.step, "context"))
-        reply = await self._complete()
+        bound = asyncio.timeout(max(0.0, self.spent.deadline - time.monotonic()))  # a turn ends with the run
+        try:
+            async with bound:
+                reply = await self._complete()
+        except TimeoutError:
+            if not bound.expired():
+                raise
+            exhausted = f"time budget used up ({self.limits.max_seconds:g} s): the model's turn was stopped"
+            self.emit(Notice(exhausted, self.step, "budget"))
+            raise await self.submissions.final(exhausted, self._last_reasons or (exhausted,)) from None
         self.emit(self.spent.count(reply))
         self.emit(Reply(reply.content, reply.unused, reply.cut, self.step))
         return reply
