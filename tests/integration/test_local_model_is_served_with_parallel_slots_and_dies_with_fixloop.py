@@ -218,22 +218,26 @@ def fix_demo(root: Path) -> list[str]:
     ]
 
 
-def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_server(
-    record: Path, fixture_project
-) -> None:
-    root = fixture_project("demo")
+def fix_demo_not_fixed(root: Path, settings: str, reply: str, steps: str = "1") -> None:
+    """`fixloop fix` of the demo with `settings` added to its [tool.fixloop] and every reply `reply`: it
+    must end not fixed."""
     with (root / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
-        pyproject.write(
-            "\n[tool.fixloop]\nlocalContext = 20480\n"
-        )  # a set context: no slot given up for memory
+        pyproject.write(f"\n[tool.fixloop]\n{settings}")
     done = subprocess.run(
         fix_demo(root),
         capture_output=True,
         text=True,
-        env=child_env(FIXLOOP_MAX_STEPS="2", FAKE_LLAMA_REPLY="I cannot tell."),
+        env=child_env(FIXLOOP_MAX_STEPS=steps, FAKE_LLAMA_REPLY=reply),
         timeout=240,
     )
-    assert done.returncode != 0 and "not fixed" in done.stderr, done.stderr  # the fake's replies fix nothing
+    assert done.returncode != 0 and "not fixed" in done.stderr, done.stderr
+
+
+def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_server(
+    record: Path, fixture_project
+) -> None:
+    # a set context: no slot given up for memory
+    fix_demo_not_fixed(fixture_project("demo"), "localContext = 20480\n", "I cannot tell.", steps="2")
     launch = wait_for(record, "argv")
     slots = int(launch["argv"][launch["argv"].index("--parallel") + 1])
     requests = [entry for entry in entries(record) if "n" in entry]
@@ -250,16 +254,7 @@ def test_the_copies_back_of_a_batch_are_asked_again_in_one_request(record: Path,
     request with `n`, the prompt read once."""
     root = fixture_project("demo")
     copy_back = "mathutils.py\n```python\n" + (root / "mathutils.py").read_text() + "```\n"
-    with (root / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
-        pyproject.write("\n[tool.fixloop]\nlocalContext = 20480\nsampleRounds = 0\n")
-    done = subprocess.run(
-        fix_demo(root),
-        capture_output=True,
-        text=True,
-        env=child_env(FIXLOOP_MAX_STEPS="1", FAKE_LLAMA_REPLY=copy_back),
-        timeout=240,
-    )
-    assert done.returncode != 0 and "not fixed" in done.stderr, done.stderr  # every reply is a copy back
+    fix_demo_not_fixed(root, "localContext = 20480\nsampleRounds = 0\n", copy_back)  # every reply a copy back
     draws = [entry for entry in entries(record) if "n" in entry and entry["max_tokens"] != 1]
     asked = [entry["n"] for entry in draws if "changes nothing" in entry["last"]]
     assert [entry["n"] for entry in draws[:4]] == [1, 1, 5, 5], draws  # guess, its re-ask, batch, re-asks
@@ -271,17 +266,8 @@ def test_a_round_larger_than_the_slots_asks_for_no_more_than_the_slots_at_once(
 ) -> None:
     """llama-server refuses an `n` above its slots (HTTP 400): a round of 10 on 8 slots draws its best guess,
     a batch of 8 and one more, where it used to lose the batch and draw the nine one at a time."""
-    root = fixture_project("demo")
-    with (root / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
-        pyproject.write("\n[tool.fixloop]\nlocalContext = 20480\nsamples = 10\nsampleRounds = 0\n")
-    done = subprocess.run(
-        fix_demo(root),
-        capture_output=True,
-        text=True,
-        env=child_env(FIXLOOP_MAX_STEPS="1", FAKE_LLAMA_REPLY="I cannot tell."),
-        timeout=240,
-    )
-    assert done.returncode != 0 and "not fixed" in done.stderr, done.stderr
+    settings = "localContext = 20480\nsamples = 10\nsampleRounds = 0\n"
+    fix_demo_not_fixed(fixture_project("demo"), settings, "I cannot tell.")
     launch = wait_for(record, "argv")
     assert launch["argv"][launch["argv"].index("--parallel") + 1] == "8"
     draws = [entry["n"] for entry in entries(record) if "n" in entry and entry["max_tokens"] != 1]
