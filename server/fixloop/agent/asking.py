@@ -56,13 +56,16 @@ class FollowUp:
 
 def grouped(follow_ups: Sequence[FollowUp], at_most: int) -> list[list[FollowUp]]:
     """The follow-ups with the same messages and temperature together (the copies of one request, copied
-    back alike), in order of their first draw, at most `at_most` (a request's `n`) a group."""
+    back alike), in order of their first draw, at most `at_most` (a request's `n`; 0: any number) a group."""
     groups: dict[str, list[FollowUp]] = {}
     for follow_up in follow_ups:
         key = json.dumps([follow_up.draw.messages, follow_up.sampling.temperature], sort_keys=True)
         groups.setdefault(key, []).append(follow_up)
-    size = max(1, at_most)
-    return [group[start : start + size] for group in groups.values() for start in range(0, len(group), size)]
+    chunks: list[list[FollowUp]] = []
+    for group in groups.values():
+        size = at_most or len(group)
+        chunks += [group[start : start + size] for start in range(0, len(group), size)]
+    return chunks
 
 
 def reply_cap(first: ModelReply | None) -> int | None:

@@ -233,7 +233,10 @@ class CandidateSearch:
         """Draws that copied the code back are answered with the failing call, once each: the same follow-up
         of several draws in one request with `n`, different ones as many at a time as the endpoint serves
         (follow_ups.py); the answers are judged like any candidate of the round."""
-        groups = grouped([self._reask(draw, reply, request) for draw, reply in copies], self._n_at_most())
+        groups = grouped(
+            [self._reask(draw, reply, request) for draw, reply in copies],
+            self.limits.choices_at_once if self.limits.batch else 1,
+        )
         at_once = max(1, self.limits.draws_at_once)
         for start in range(0, len(groups), at_once):
             if start and self._should_stop(state):
@@ -257,9 +260,6 @@ class CandidateSearch:
             if (answer := await self._draw_one(one.draw, request, one.sampling)) is not None:
                 answers.append(answer)
         return answers
-
-    def _n_at_most(self) -> int:
-        return (self.limits.choices_at_once or 1 << 10) if self.limits.batch else 1
 
     def _reask(self, draw: Draw, reply: ModelReply, request: RoundRequest) -> FollowUp:
         """The follow-up of a copy back, and how it is sampled (the best guess as it was drawn)."""
