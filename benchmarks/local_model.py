@@ -149,14 +149,16 @@ async def probe(base_url: str, name: str, source: str) -> dict[str, float]:
     return await asyncio.to_thread(run)
 
 
-async def child(case: str) -> dict[str, Any]:
+async def child(case: str, max_seconds: float) -> dict[str, Any]:
     from fixloop.config import load_settings
     from fixloop.engine import FixRequest, FixRun
     from fixloop.model import local
 
     source, ids = case_project(case)
     root = copy_with_git(source)
-    settings = load_settings(root, {"model": "local"}, env={})
+    # the model's serving is measured: the one-token round (no model) is off; the first round's figures
+    # need no more than `max_seconds` of the run
+    settings = load_settings(root, {"model": "local", "mutants": False, "maxSeconds": max_seconds}, env={})
     started = time.monotonic()
     events: list[tuple[float, Any]] = []
     result: dict[str, Any] = {"case": case}
@@ -202,7 +204,7 @@ def load() -> float:
 def run_case(case: str, serving: str, args: argparse.Namespace) -> dict[str, Any]:
     try:
         done = subprocess.run(
-            [sys.executable, __file__, "--child", case],
+            [sys.executable, __file__, "--child", case, "--max-seconds", str(args.max_seconds)],
             capture_output=True,
             text=True,
             env=serving_env(serving, args),
@@ -246,10 +248,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llama-python", default=os.environ.get("FIXLOOP_LLAMA_PYTHON") or sys.executable)
     parser.add_argument("--llama-server", default="", help="a llama-server to use (default: fixloop's)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a run may take")
+    parser.add_argument(
+        "--max-seconds", type=float, default=240, help="a fix run's time budget (its first round's figures)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(asyncio.run(child(args.child))), flush=True)
+        print(json.dumps(asyncio.run(child(args.child, args.max_seconds))), flush=True)
         return 0
     cases = ["demo"] if args.quick else [c.strip() for c in args.cases.split(",") if c.strip()]
     servings = [s.strip() for s in args.servings.split(",") if s.strip() in SERVINGS]

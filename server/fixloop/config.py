@@ -162,6 +162,8 @@ class Settings:
     draw_variety: bool = setting(True, _flag, env=("FIXLOOP_DRAW_VARIETY",))  # a draw its own hints
     # silence, repeats and stuck calls move the run to the next kind of round (suspect, lines, loop)
     round_kinds: bool = setting(True, _flag, env=("FIXLOOP_ROUND_KINDS",))
+    # one-token changes of the suspect lines (operators, constants, bounds), tried before the model is asked
+    mutants: bool = setting(True, _flag, env=("FIXLOOP_MUTANTS",))
     # The keys some source set (not compared): a model profile fills only the others.
     explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 

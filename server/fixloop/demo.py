@@ -244,7 +244,12 @@ async def run_demo(model: str, base_url: str | None) -> int:
     )
     what = target.get("testId") or target["uri"]
     view.say(f"fixloop demo: fixing {what}\n  in {root} (a copy of {project})\n  model: {model}{where}")
-    init_options: dict[str, Any] = {"model": model, **({"baseUrl": base_url} if base_url else {})}
+    # The demo shows the model at work: the one-token round, which fixes the demo's bug in seconds, is off.
+    init_options: dict[str, Any] = {
+        "model": model,
+        "mutants": False,
+        **({"baseUrl": base_url} if base_url else {}),
+    }
     result = await _fix_through_the_server(view, root, workdir, target, init_options)
     return _report(view, result, root, workdir)
 

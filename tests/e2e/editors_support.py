@@ -148,7 +148,12 @@ class ScriptedModel:
     process: subprocess.Popen[str]
 
     def env(self) -> dict[str, str]:
-        return {"FIXLOOP_BASE_URL": self.base_url, "FIXLOOP_MODEL": "scripted", "FIXLOOP_API_KEY": "none"}
+        return {
+            "FIXLOOP_BASE_URL": self.base_url,
+            "FIXLOOP_MODEL": "scripted",
+            "FIXLOOP_MUTANTS": "off",
+            "FIXLOOP_API_KEY": "none",
+        }
 
 
 def pytest_passes(root: Path, test_id: str) -> bool:

@@ -120,6 +120,7 @@ def running_code_server(e2e_env: E2EEnv, run: Path) -> Iterator[CodeServer]:
         FIXLOOP_LSP_TRACE_FILE=str(trace_file),
         FIXLOOP_API_KEY="none",
         FIXLOOP_MODEL="scripted",
+        FIXLOOP_MUTANTS="off",
     )
     env["PATH"] = f"{e2e_env.node.parent}{os.pathsep}{SYSTEM_PATH}"
     env.pop("VIRTUAL_ENV", None)

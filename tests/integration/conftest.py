@@ -46,7 +46,12 @@ def run_fix(scripted_model, fixture_project) -> Callable[..., Any]:
         name = root.name if isinstance(project, Path) else project
         ids = tuple(test_ids or load_fix(name)["test_ids"])
         server = scripted_model(script, **(server_options or {}))
-        env = {"FIXLOOP_BASE_URL": server.base_url, "FIXLOOP_MODEL": "scripted", "FIXLOOP_API_KEY": "none"}
+        env = {
+            "FIXLOOP_BASE_URL": server.base_url,
+            "FIXLOOP_MODEL": "scripted",
+            "FIXLOOP_MUTANTS": "off",
+            "FIXLOOP_API_KEY": "none",
+        }
         settings = load_settings(root, {"testTimeout": 20, **overrides}, env=env)
         events: list[Event] = []
         result = await FixRun(FixRequest(root, ids), settings, events.append).execute()

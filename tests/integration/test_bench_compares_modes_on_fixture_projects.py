@@ -37,6 +37,7 @@ def compared(tmp_path_factory: pytest.TempPathFactory):
         env.update(
             FIXLOOP_BASE_URL=server.base_url,
             FIXLOOP_MODEL="scripted",
+            FIXLOOP_MUTANTS="off",
             FIXLOOP_API_KEY="none",
             XDG_CACHE_HOME=str(work / "cache"),
             PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",

@@ -34,7 +34,12 @@ def fixloop_fix(
         and k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     }
     full_env.update(
-        FIXLOOP_BASE_URL=base_url, FIXLOOP_MODEL="scripted", FIXLOOP_API_KEY="none", **made.env, **(env or {})
+        FIXLOOP_BASE_URL=base_url,
+        FIXLOOP_MODEL="scripted",
+        FIXLOOP_MUTANTS="off",
+        FIXLOOP_API_KEY="none",
+        **made.env,
+        **(env or {}),
     )
     python = ["--python", str(made.settings["python"])] if "python" in made.settings else []
     command = [sys.executable, "-m", "fixloop", "fix", made.test_id, "--root", str(made.workspace), *python]

@@ -104,6 +104,7 @@ def server_env(
     if model:
         env["FIXLOOP_MODEL"] = model
     env["FIXLOOP_API_KEY"] = "test-key"
+    env["FIXLOOP_MUTANTS"] = "off"  # the fixture bugs are one-token bugs: the model's path is under test
     env.update(extra)
     return env
 

@@ -376,7 +376,12 @@ async def run_engine(
     from fixloop.engine import FixRequest, FixRun
 
     server = server_factory(script)
-    env = {"FIXLOOP_BASE_URL": server.base_url, "FIXLOOP_MODEL": "scripted", "FIXLOOP_API_KEY": "none"}
+    env = {
+        "FIXLOOP_BASE_URL": server.base_url,
+        "FIXLOOP_MODEL": "scripted",
+        "FIXLOOP_MUTANTS": "off",
+        "FIXLOOP_API_KEY": "none",
+    }
     settings = load_settings(trap.project, {"testTimeout": 20, "attempts": 1, **overrides}, env=env)
     events: list[Any] = []
     started = time.monotonic()
@@ -435,6 +440,7 @@ def fixloop_cli(
     full_env.update(
         FIXLOOP_BASE_URL=base_url,
         FIXLOOP_MODEL="scripted",
+        FIXLOOP_MUTANTS="off",
         FIXLOOP_API_KEY="none",
         HOME=str(trap.home),
         TMPDIR=str(trap.tmp),

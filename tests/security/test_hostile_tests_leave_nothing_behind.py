@@ -194,7 +194,12 @@ def test_ctrl_c_stops_a_runaway_search_and_removes_everything(trap, scripted_mod
     watch = Watch(trap)
     attempt = Attempt("hostile test", "search", "Ctrl-C during a runaway search")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
-    env.update(FIXLOOP_BASE_URL=server.base_url, FIXLOOP_MODEL="scripted", FIXLOOP_API_KEY="none")
+    env.update(
+        FIXLOOP_BASE_URL=server.base_url,
+        FIXLOOP_MODEL="scripted",
+        FIXLOOP_MUTANTS="off",
+        FIXLOOP_API_KEY="none",
+    )
     process = subprocess.Popen(
         [sys.executable, "-m", "fixloop", "fix", TARGET, "--root", str(trap.project)],
         stdout=subprocess.PIPE,

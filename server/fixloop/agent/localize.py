@@ -39,6 +39,9 @@ class Suspect:
     score: float
     failed: int  # failing tests that run it
     passed: int  # passing tests that run it
+    lines: tuple[
+        tuple[int, float], ...
+    ] = ()  # (line, its own score) of the lines failing tests run, best first
 
     def describe(self) -> str:
         return (
@@ -265,14 +268,25 @@ def _score_file(
         body_first = node.body[0].lineno if node.body else node.lineno
         last = node.end_lineno or node.lineno
         tests: set[str] = set()
+        lines: list[tuple[int, float]] = []
         for line in range(body_first, last + 1):
-            tests.update(tests_by_line.get(line, ()))
+            on = set(tests_by_line.get(line, ()))
+            tests |= on
+            if on & failing:
+                lines.append((line, _ochiai(len(on & failing), len(on & passing), len(failing))))
         failed, passed = len(tests & failing), len(tests & passing)
         if not failed:
             continue
-        score = failed / math.sqrt(len(failing) * (failed + passed))
-        found.append(Suspect(rel, qualname(node, classes), def_start(node), last, score, failed, passed))
+        score = _ochiai(failed, passed, len(failing))
+        lines.sort(key=lambda pair: (-pair[1], pair[0]))
+        found.append(
+            Suspect(rel, qualname(node, classes), def_start(node), last, score, failed, passed, tuple(lines))
+        )
     return found
+
+
+def _ochiai(failed: int, passed: int, all_failing: int) -> float:
+    return failed / math.sqrt(all_failing * (failed + passed))
 
 
 def module_names_read(root: Path, suspects: Sequence[Suspect]) -> list[Suspect]:

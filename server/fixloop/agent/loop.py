@@ -14,6 +14,8 @@ from fixloop.agent.acting import StuckWatch, ToolboxLike, run_calls
 from fixloop.agent.call_protocols import CallProtocol, ProtocolSetting, ToolCall, call_protocol
 from fixloop.agent.context import Conversation
 from fixloop.agent.echo import EchoIndex
+from fixloop.agent.mutant_round import SHARE as MUTANT_SHARE
+from fixloop.agent.mutant_round import MutantRound
 from fixloop.agent.round_kinds import LONG_ANSWER_TOKENS, LOOP_ASK, SAID, RoundKind
 from fixloop.agent.run_state import (
     LoopLimits,
@@ -64,6 +66,7 @@ class ReActLoop:
         compact_tools: bool = False,
         sampling: SamplingTurns | None = None,
         history: Sequence[dict[str, Any]] = (),
+        mutants: MutantRound | None = None,
     ) -> None:
         self.model, self.toolbox, self.emit = model, toolbox, emit
         self.compact_tools = compact_tools
@@ -71,6 +74,8 @@ class ReActLoop:
         self.protocol: CallProtocol = call_protocol(protocol, toolbox.names)
         self.spent = Spent(self.limits)
         self.sampling = sampling
+        self.mutants = mutants  # one-token changes of the suspect lines, tried before the model is asked
+        self.rounds_before: list[str] = []  # kinds of round tried before the model's ("mutants")
         self.submissions = Submissions(gate, self.spent, self.limits, emit, tried)
         self.stuck = StuckWatch(self.limits.stuck_nudge_at, self.limits.stuck_stop_at)
         self.echo = EchoIndex()
@@ -90,15 +95,28 @@ class ReActLoop:
     async def run(self) -> LoopOutcome:
         """Turns until the run ends; every end comes here, and the outcome is built here only."""
         try:
+            await self._mutant_round()
             await self._sample("start")
             await self._code_rounds_after_start()
             while True:
                 await self._step()
         except RunEnds as end:
             kinds = self.sampling.kinds if self.sampling is not None else None
-            if kinds is not None:
-                self.emit(Notice(f"rounds tried: {kinds.said()}", self.step, "rounds"))
-            return self.spent.outcome(end, kinds.tried if kinds is not None else None)
+            tried = [*self.rounds_before, *(kinds.tried if kinds is not None else ())]
+            if kinds is not None or tried:
+                self.emit(Notice(f"rounds tried: {', '.join(tried) or 'none'}", self.step, "rounds"))
+            return self.spent.outcome(end, tried if kinds is not None or tried else None)
+
+    async def _mutant_round(self) -> None:
+        """One-token changes of the suspect lines, before the model is asked, in at most MUTANT_SHARE of the
+        run's time; a verified one ends the run."""
+        if self.mutants is None:
+            return
+        left = self.spent.deadline - time.monotonic()
+        summary = await self.mutants.round(self.step, min(left, MUTANT_SHARE * self.limits.max_seconds))
+        self.rounds_before.append("mutants")
+        if summary is not None:
+            raise self.submissions.verified_round(summary)
 
     async def _step(self) -> None:
         """One turn (or the run's end when a budget is used up); a turn that ends early says what next."""

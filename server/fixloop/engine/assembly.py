@@ -14,6 +14,7 @@ from fixloop.agent.candidates import BaseFiles, shadow_reader
 from fixloop.agent.draws import DrawVariety
 from fixloop.agent.edit_forms import focus_points
 from fixloop.agent.line_round import LineRound, ShortDraws
+from fixloop.agent.mutant_round import SCREEN_SECONDS, SCREEN_TIMES, MutantRound, Spot
 from fixloop.agent.round_kinds import RoundKinds
 from fixloop.agent.run_state import LoopLimits
 from fixloop.agent.sampling import CandidateSearch, SampleLimits
@@ -56,6 +57,7 @@ class RunPlan:
     round_kinds: bool = True  # silence and repeats move the run to the next kind of round (round_kinds.py)
     failing_inputs: bool = True  # prompts that show a failure show its failing call
     code_answer_placement: bool = True  # answers replace nested defs, methods and module constants
+    mutants: bool = True  # one-token changes of the suspect lines first (agent/mutant_round.py)
 
     @property
     def samples_at_all(self) -> bool:
@@ -106,6 +108,7 @@ def plan_run(settings: Settings) -> RunPlan:
         round_kinds=settings.round_kinds,
         failing_inputs=settings.failing_inputs,
         code_answer_placement=settings.code_answer_placement,
+        mutants=settings.mutants,
     )
 
 
@@ -256,3 +259,20 @@ def line_round(
         reask=False,
     )
     return LineRound(search, functions, failures, max(LINE_SAMPLES, plan.samples))
+
+
+def mutant_round(
+    plan: RunPlan,
+    gate: Gate,
+    shadow: ShadowWorkspace,
+    spots: Sequence[Spot],
+    emit: Callable[[Event], None],
+    baseline_seconds: float,
+) -> MutantRound | None:
+    """The run's mutant round (None when `mutants` is off or no line is suspect): each change screened on
+    the targets within a few times the baseline's test time."""
+    if not plan.mutants or not spots:
+        return None
+    screen = max(SCREEN_SECONDS, SCREEN_TIMES * baseline_seconds)
+    base = baseline_files(shadow, None, emit)
+    return MutantRound(gate, base, spots, emit, parallel=plan.sample_limits.parallel, screen_seconds=screen)

@@ -17,15 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fixloop.agent.candidates import describe_changes, fix_key
+from fixloop.agent.candidates import describe_changes, fix_key, shadow_reader
 from fixloop.agent.loop import LoopOutcome, ReActLoop
+from fixloop.agent.mutant_round import MutantRound, suspect_spots
 from fixloop.agent.prompts import another_fix_prompt, task_prompt
 from fixloop.agent.round_result import RoundFigures
 from fixloop.agent.sampling_turns import SamplingTurns
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import WarmStart
 from fixloop.config import Settings
-from fixloop.engine.assembly import RoundMaterial, baseline_inputs, plan_run, sampling_for
+from fixloop.engine.assembly import RoundMaterial, baseline_inputs, mutant_round, plan_run, sampling_for
 from fixloop.engine.model_session import check_endpoint, model_endpoint, open_chat_model, warm_up
 from fixloop.engine.preparation import Preparation, Prepared
 from fixloop.engine.request import FixRequest
@@ -197,8 +198,16 @@ class FixRun:
             compact_tools=plan.compact_tools,
             sampling=sampling,
             limits=plan.loop,
+            mutants=self._mutants(prepared, gate),
         )
         return loop, gate
+
+    def _mutants(self, prepared: Prepared, gate: VerificationGate) -> MutantRound | None:
+        """The mutant round, on the suspects' lines (else the failing tracebacks')."""
+        shadow = prepared.shadow
+        spots = suspect_spots(prepared.suspects, failing_outcomes(prepared), shadow_reader(shadow.root, {}))
+        seconds = prepared.baseline.run.duration
+        return mutant_round(self.plan, gate, shadow, spots, self.emit, seconds)
 
     def _toolbox(self, prepared: Prepared) -> Toolbox:
         """The loop's tools, confined to the shadow, as the run's plan says."""

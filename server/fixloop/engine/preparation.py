@@ -52,6 +52,7 @@ class Prepared:
     # which of two definitions of one name a code answer replaces: the suspects by coverage and the
     # module-level names they read (else the functions the warm start shows), the lines the failures ran
     hints: PlacementHints = field(default_factory=PlacementHints)
+    suspects: tuple[Suspect, ...] = ()  # by coverage, best first (none unless the failure ends in the test)
 
 
 class Preparation:
@@ -82,9 +83,11 @@ class Preparation:
         self.emit(Notice("running the target tests to record the baseline", 0, "baseline"))
         baseline = await unless_endpoint_fails(opening, record_baseline(runner, target.test_ids))
         failing = await self._say_what_the_baseline_found(runner, shadow, baseline, target.test_ids)
-        warm, suspects = await self._warm_start(runner, shadow, baseline, target.test_ids)
-        hints = placement_hints(self.plan, suspects, lines_in_tracebacks(baseline.run, failing))
-        return Prepared(target, shadow, runner, baseline, failing, warm, await opening, hints)
+        warm, suspects, named = await self._warm_start(runner, shadow, baseline, target.test_ids)
+        hints = placement_hints(self.plan, named, lines_in_tracebacks(baseline.run, failing))
+        return Prepared(
+            target, shadow, runner, baseline, failing, warm, await opening, hints, tuple(suspects)
+        )
 
     async def _locate(self) -> ProjectTarget:
         """The tests' project (the face's, when the request carries it); the test ids checked first."""
@@ -165,11 +168,11 @@ class Preparation:
 
     async def _warm_start(
         self, runner: PytestRunner, shadow: ShadowWorkspace, baseline: Baseline, test_ids: tuple[str, ...]
-    ) -> tuple[WarmStart, tuple[str, ...]]:
-        """The first prompt's code and failure, and the suspects' names for placing code answers; none when
-        going on with a conversation (it holds one)."""
+    ) -> tuple[WarmStart, list[Suspect], tuple[str, ...]]:
+        """The first prompt's code and failure, the suspects, and their names for placing code answers; none
+        when going on with a conversation (it holds one)."""
         if self.request.previous is not None:
-            return WarmStart(), ()
+            return WarmStart(), [], ()
         suspects = await self._localize(runner, shadow.root, baseline, test_ids)
         names_read = (
             await asyncio.to_thread(module_names_read, shadow.root, suspects[:3])
@@ -187,7 +190,7 @@ class Preparation:
             suspects,
         )
         named = [*suspects, *names_read] or warm.functions
-        return warm, tuple(dict.fromkeys(f"{item.path}::{item.name}" for item in named))
+        return warm, suspects, tuple(dict.fromkeys(f"{item.path}::{item.name}" for item in named))
 
     async def _localize(
         self, runner: PytestRunner, root: Path, baseline: Baseline, test_ids: tuple[str, ...]

@@ -100,7 +100,9 @@ class TestRunner(Protocol):
     root: Path
     timeout: float
 
-    async def run(self, test_ids: Sequence[str] = (), *, root: Path | None = None) -> TestRun:
+    async def run(
+        self, test_ids: Sequence[str] = (), *, root: Path | None = None, seconds: float | None = None
+    ) -> TestRun:
         """Run the node ids in `root` (another copy of the project: the gate's clean copy), else in the
-        runner's own root."""
+        runner's own root; `seconds`, when shorter than the runner's, limits this run."""
         ...

@@ -106,9 +106,16 @@ class PytestRunner:
         other.counted_by = self
         return other
 
-    async def run(self, test_ids: Sequence[str] = (), *, root: Path | None = None) -> TestRun:
+    async def run(
+        self, test_ids: Sequence[str] = (), *, root: Path | None = None, seconds: float | None = None
+    ) -> TestRun:
         """Run the given node ids (the whole suite when empty); never writes into the project. `root`: run
-        in another copy of the project instead (the gate's clean copy), with the same settings."""
+        in another copy of the project instead (the gate's clean copy), with the same settings; `seconds`:
+        a shorter time limit for this run (a candidate screened among many)."""
+        if seconds is not None and seconds < self.timeout:
+            limited = copy.copy(self)
+            limited.timeout, limited.counted_by = seconds, self.counted_by or self
+            return await limited.run(test_ids, root=root)
         started = time.monotonic()
         where = Path(root) if root is not None else self.root
         try:

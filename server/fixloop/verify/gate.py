@@ -66,6 +66,19 @@ class VerificationGate:
         verdict, proposed = await self._judge_changes(list(changes), alone=False)
         return replace(verdict, changes=tuple(proposed))
 
+    async def screen(self, changes: Sequence[FileChange], seconds: float) -> bool:
+        """Whether every target passes with `changes` (the baseline plus them, on a clean copy of its own),
+        the targets alone run within `seconds`: a first look at one of many cheap candidates; one that
+        passes is then judged whole by `judge`."""
+        root = await asyncio.to_thread(add_clean_copy, self.shadow, list(changes))
+        try:
+            run = await self.runner.run(list(self.baseline.target_ids), root=root, seconds=seconds)
+        except TestRunError:
+            return False
+        finally:
+            await asyncio.shield(asyncio.to_thread(remove_clean_copy, self.shadow, root))
+        return not run.timed_out and not self._targets(run)[1]
+
     async def accept(self, changes: Sequence[FileChange]) -> None:
         """Make `changes`, judged and accepted by `judge`, what the shadow holds (over the baseline) and the
         proposal the user receives."""

@@ -1,5 +1,5 @@
-"""The gate as the agent sees it: `Gate` (check what the shadow holds, judge a candidate, accept a winner)
-and its `GateVerdict`; the one way the loop and the sampling reach verify/."""
+"""The gate as the agent sees it: `Gate` (check what the shadow holds, judge a candidate, screen a cheap one,
+accept a winner) and its `GateVerdict`; the one way the loop and the sampling reach verify/."""
 
 from __future__ import annotations
 
@@ -35,6 +35,10 @@ class Gate(Protocol):
 
     async def judge(self, changes: Sequence[FileChange]) -> GateVerdict:
         """Judge a candidate fix (the baseline plus `changes`) alone; nothing is proposed."""
+        ...
+
+    async def screen(self, changes: Sequence[FileChange], seconds: float) -> bool:
+        """Whether the targets alone pass with `changes` (within `seconds`): a first look before `judge`."""
         ...
 
     async def accept(self, changes: Sequence[FileChange]) -> None:

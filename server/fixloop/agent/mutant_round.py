@@ -1,0 +1,186 @@
+"""The mutant round: before the model is asked, one-token changes (mutants.py) of the suspect lines, the
+best-ranked line first (the operators of every line, then the variables and the lines left out), each
+screened on the target tests alone and, if they pass, judged whole by the gate; the first one the gate
+accepts is the fix. A one-token bug is fixed in seconds, with no model.
+
+The suspect lines come from the coverage ranking (each line scored like its function: the failing and
+passing tests that run it) when the failure is an assertion in the test, else from the failing
+tracebacks (the innermost frame's line in the code under test first, then the lines of its function
+nearest it).
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from fixloop.agent.candidates import BaseFiles
+from fixloop.agent.localize import Suspect
+from fixloop.agent.mutants import Mutant, mutants
+from fixloop.agent.sampling import cancel_quietly
+from fixloop.errors import FixloopError
+from fixloop.events import Event, Notice
+from fixloop.project import is_test_path
+from fixloop.pytest_runner.results import TestOutcome
+from fixloop.result import FileChange
+from fixloop.verify.port import Gate
+
+MOST_LINES = 12  # suspect lines changed, at most
+MOST_MUTANTS = 200  # changes tried, at most
+SHARE = 0.3  # of the run's time budget the round may take, at most
+SCREEN_TIMES = 3.0  # a screen may take this many times the baseline's test run ...
+SCREEN_SECONDS = 5.0  # ... and at least this long
+
+
+@dataclass(frozen=True)
+class Spot:
+    """One suspect line of the code under test."""
+
+    path: str
+    line: int
+
+
+def suspect_spots(
+    suspects: Sequence[Suspect], failures: Sequence[TestOutcome], read: Callable[[str], str | None]
+) -> list[Spot]:
+    """The lines to change, best first: the suspects' lines by their own score (then the suspect's rank,
+    then top to bottom), else the failing tracebacks' lines in the code under test."""
+    ranked = sorted(
+        (-score, rank, line, suspect.path)
+        for rank, suspect in enumerate(suspects[:3])
+        for line, score in suspect.lines
+    )
+    spots = [Spot(path, line) for _score, _rank, line, path in ranked]
+    if not spots:
+        spots = traceback_spots(failures, read)
+    return list(dict.fromkeys(spots))[:MOST_LINES]
+
+
+def traceback_spots(failures: Sequence[TestOutcome], read: Callable[[str], str | None]) -> list[Spot]:
+    """Per failing traceback, innermost code frame first: its line, then its function's lines nearest it."""
+    spots: list[Spot] = []
+    for failure in failures:
+        for frame in reversed([f for f in failure.frames if not is_test_path(f.path)]):
+            text = read(frame.path)
+            around = _function_around(text, frame.line) if text is not None else range(0)
+            near = sorted(around, key=lambda line: (abs(line - frame.line), line > frame.line))
+            spots += [Spot(frame.path, line) for line in (near or [frame.line])]
+    return spots
+
+
+def _function_around(text: str, line: int) -> range:
+    """The body lines of the innermost function holding `line`."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return range(0)
+    best: range = range(0)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            body = range(node.body[0].lineno, (node.end_lineno or node.lineno) + 1)
+            if line in body and (not best or len(body) < len(best)):
+                best = body
+    return best
+
+
+class MutantRound:
+    """One mutant round of a run (the engine builds it from the suspects and the failing tracebacks)."""
+
+    def __init__(
+        self,
+        gate: Gate,
+        base: Callable[[], Awaitable[BaseFiles]],
+        spots: Sequence[Spot],
+        emit: Callable[[Event], None],
+        *,
+        parallel: int = 2,
+        screen_seconds: float = SCREEN_SECONDS,
+    ) -> None:
+        self.gate, self.base, self.spots, self.emit = gate, base, tuple(spots), emit
+        self.parallel, self.screen_seconds = max(1, parallel), screen_seconds
+
+    async def round(self, step: int, seconds: float) -> str | None:
+        """The verified fix's summary (the gate holds it), else None; at most `seconds` long."""
+        todo = await self._mutants()
+        if not todo:
+            return None
+        lines = len({(path, mutant.line) for path, _text, mutant in todo})
+        self._say(
+            f"trying {len(todo)} one-token change(s) of {lines} suspect line(s) before asking the model", step
+        )
+        tally = _Tally()
+        queue = iter(enumerate(todo, 1))
+        workers = [asyncio.ensure_future(self._work(queue, tally, step)) for _ in range(self.parallel)]
+        started = time.monotonic()
+        try:
+            await _until_won(workers, tally, started + max(0.0, seconds))
+        finally:
+            await cancel_quietly(workers)
+        spent = time.monotonic() - started
+        if tally.winner is not None:
+            number, path, mutant, changes = tally.winner
+            await self.gate.accept(changes)
+            return f"verified fix (one-token change {number} of {len(todo)}): {path} {mutant.said}"
+        self._say(
+            f"one-token changes: {tally.tried} of {len(todo)} tried in {spent:.0f} s, "
+            f"{tally.passed} passed the target tests, none verified",
+            step,
+        )
+        return None
+
+    async def _mutants(self) -> list[tuple[str, str, Mutant]]:
+        """(path, baseline text, change) for each change of each spot, in order, at most MOST_MUTANTS."""
+        base = await self.base()
+        found: list[tuple[str, str, Mutant]] = []
+        for wide in (False, True):  # the operators of every line first, then variables and left-out lines
+            for spot in self.spots:
+                text = base.texts([spot.path]).get(spot.path)
+                if text is not None and not is_test_path(spot.path):
+                    found += [(spot.path, text, mutant) for mutant in mutants(text, spot.line, wide=wide)]
+        return found[:MOST_MUTANTS]
+
+    async def _work(
+        self, queue: Iterator[tuple[int, tuple[str, str, Mutant]]], tally: _Tally, step: int
+    ) -> None:
+        """Take changes off the shared queue until it is empty or one is verified."""
+        for number, (path, text, mutant) in queue:
+            if tally.winner is not None:
+                return
+            changes = [FileChange(path, text, mutant.text)]
+            tally.tried += 1
+            try:
+                if not await self.gate.screen(changes, self.screen_seconds):
+                    continue
+                tally.passed += 1
+                verdict = await self.gate.judge(changes)
+            except FixloopError as error:
+                self._say(f"one-token change {number}: could not be tried: {error.message}", step)
+                continue
+            if verdict.accepted and tally.winner is None:
+                tally.winner = (number, path, mutant, list(verdict.changes))
+                self._say(f"one-token change {number}: {path} {mutant.said}: verified", step)
+                return
+            reason = verdict.reasons[0] if verdict.reasons else "rejected"
+            self._say(f"one-token change {number}: {path} {mutant.said}: rejected — {reason[:200]}", step)
+
+    def _say(self, text: str, step: int) -> None:
+        self.emit(Notice(text, step, "mutants"))
+
+
+async def _until_won(workers: list[asyncio.Future[None]], tally: _Tally, deadline: float) -> None:
+    """Wait for the workers until one change is verified, all are done, or the deadline."""
+    pending = set(workers)
+    while pending and tally.winner is None and (left := deadline - time.monotonic()) > 0:
+        done, pending = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            task.result()  # a worker's error ends the round
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.tried = 0
+        self.passed = 0
+        self.winner: tuple[int, str, Mutant, list[FileChange]] | None = None

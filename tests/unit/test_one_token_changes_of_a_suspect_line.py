@@ -1,0 +1,139 @@
+"""One-token changes of a line (mutants.py): the operators of a classic one-token bug, each change valid
+Python, the rest of the file byte for byte; and the suspect lines they are tried on, best first
+(mutant_round.py)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from fixloop.agent.localize import Suspect
+from fixloop.agent.mutant_round import Spot, suspect_spots, traceback_spots
+from fixloop.agent.mutants import mutants
+from fixloop.pytest_runner.results import Frame, TestOutcome
+
+CODE = """\
+def window(xs, n, flag):
+    if n < len(xs) and not xs[n]:
+        return max(xs[:n], key=abs)
+    total = 0
+    for i in range(n):
+        total += clamp(xs[i], 0)
+    return total if flag else -total
+"""
+
+
+def changes(line: int, text: str = CODE) -> dict[str, str]:
+    """what each change of `line` says -> the changed line"""
+    return {m.said.split(": ", 1)[1]: m.text.splitlines()[line - 1] for m in mutants(text, line)}
+
+
+@pytest.mark.parametrize(
+    ("line", "said", "changed"),
+    [
+        (2, "`<` → `<=`", "    if n <= len(xs) and not xs[n]:"),
+        (2, "`and` → `or`", "    if n < len(xs) or not xs[n]:"),
+        (2, "`not` removed", "    if n < len(xs) and xs[n]:"),
+        (2, "`len(xs)` → `len(xs) - 1`", "    if n < len(xs) - 1 and not xs[n]:"),
+        (2, "`n` → `n + 1`", "    if n < len(xs) and not xs[n + 1]:"),
+        (2, "`n < len(xs) and not xs[n]` → `not (n < len(xs) and not xs[n])`",
+         "    if not (n < len(xs) and not xs[n]):"),
+        (3, "`max` → `min`", "        return min(xs[:n], key=abs)"),
+        (5, "`n` → `n + 1`", "    for i in range(n + 1):"),
+        (4, "`0` → `1`", "    total = 1"),
+        (6, "`+=` → `*=`", "        total *= clamp(xs[i], 0)"),
+        (6, "`xs[i], 0` → `0, xs[i]`", "        total += clamp(0, xs[i])"),
+        (7, "`flag` → `not flag`", "    return total if not flag else -total"),
+    ],
+)  # fmt: skip
+def test_a_classic_one_token_bug_has_its_change(line: int, said: str, changed: str) -> None:
+    assert changes(line)[said] == changed
+
+
+def test_every_change_is_valid_python_and_touches_its_line_only() -> None:
+    lines = CODE.splitlines(keepends=True)
+    for number in range(1, len(lines) + 1):
+        for mutant in mutants(CODE, number):
+            ast.parse(mutant.text)
+            after = mutant.text.splitlines(keepends=True)
+            assert after[: number - 1] == lines[: number - 1]
+            assert after[number:] == lines[number:]
+            assert after[number - 1] != lines[number - 1]
+
+
+def test_changes_that_would_not_parse_are_left_out() -> None:
+    said = changes(5)  # `for i in range(n)`: `in` -> `not in` is no Python
+    assert not any("not in" in key for key in said)
+    assert "`is` → `is not`" in changes(1, "x = a is None\n")
+    assert changes(1, "x = a is not None\n") == {"`not` removed": "x = a is None"}
+
+
+def test_a_blank_or_missing_line_has_no_changes_and_crlf_is_kept() -> None:
+    assert mutants(CODE, 0) == [] and mutants(CODE, 99) == []
+    assert mutants("x = 1\n\ny = 2\n", 2) == []
+    crlf = "def f(a):\r\n    return a < 2\r\n"
+    changed = next(m for m in mutants(crlf, 2) if "`<=`" in m.said)
+    assert changed.text == "def f(a):\r\n    return a <= 2\r\n"
+
+
+def test_non_ascii_text_before_a_node_keeps_the_offsets_right() -> None:
+    text = 'def f(é):\n    return g("ü", é[1:n])\n'
+    said = changes(2, text)
+    assert said["`n` → `n - 1`"] == '    return g("ü", é[1:n - 1])'
+    assert said['`"ü", é[1:n]` → `é[1:n], "ü"`'] == '    return g(é[1:n], "ü")'
+
+
+def suspect(path: str, name: str, lines: tuple[tuple[int, float], ...]) -> Suspect:
+    return Suspect(path, name, 1, 10, 1.0, 1, 0, lines)
+
+
+def test_suspect_lines_go_by_their_own_score_across_suspects() -> None:
+    suspects = [
+        suspect("a.py", "f", ((3, 0.5), (4, 0.5))),
+        suspect("b.py", "g", ((7, 1.0), (8, 0.4))),
+    ]
+    spots = suspect_spots(suspects, [], lambda path: None)
+    assert spots == [Spot("b.py", 7), Spot("a.py", 3), Spot("a.py", 4), Spot("b.py", 8)]
+
+
+def test_without_coverage_the_innermost_code_frame_and_its_function_come_first() -> None:
+    code = "def outer(x):\n    return inner(x)\n\n\ndef inner(x):\n"
+    code += "    y = x + 1\n    z = y * 2\n    return z[0]\n"
+    frames = (
+        Frame("tests/test_a.py", 3, "test_a"),
+        Frame("a.py", 2, "outer"),
+        Frame("a.py", 8, "inner"),
+    )
+    failure = TestOutcome("tests/test_a.py::test_a", "failed", frames=frames)
+    spots = traceback_spots([failure], {"a.py": code}.get)
+    assert spots[:4] == [Spot("a.py", 8), Spot("a.py", 7), Spot("a.py", 6), Spot("a.py", 2)]
+    assert all(not spot.path.startswith("tests/") for spot in spots)
+
+
+LOOP = """\
+def total_below(xs, n):
+    total = 0
+    for x in xs:
+        if x > n:
+            break
+        total = total + x
+    return total
+"""
+
+
+def test_the_wide_changes_read_another_variable_or_leave_the_line_out() -> None:
+    said = {m.said.split(": ", 1)[1]: m.text.splitlines()[m.line - 1] for m in mutants(LOOP, 6, wide=True)}
+    assert said["`x` → `n`"] == "        total = total + n"
+    assert said["`total = total + x` left out"] == "        pass"
+    guard = next(m for m in mutants(LOOP, 4, wide=True) if m.said.endswith("left out"))
+    assert guard.said == "line 4: `if x > n:` left out"
+    assert guard.text == LOOP.replace("        if x > n:\n            break\n", "        pass\n")
+    assert mutants(LOOP, 5, wide=True)[-1].text == LOOP.replace("break", "pass")
+    assert not any("`" + "total` →" in m.said for m in mutants(LOOP, 2, wide=True))  # a write is no read
+
+
+def test_the_narrow_and_wide_changes_do_not_overlap() -> None:
+    for line in range(1, 8):
+        narrow = {m.text for m in mutants(LOOP, line)}
+        assert narrow.isdisjoint(m.text for m in mutants(LOOP, line, wide=True))
