@@ -28,7 +28,7 @@ from fixloop.pytest_runner.results import TestOutcome
 from fixloop.result import FileChange
 from fixloop.verify.port import Gate
 
-MOST_LINES = 12  # suspect lines changed, at most
+MOST_LINES = 16  # suspect lines changed, at most
 MOST_MUTANTS = 200  # changes tried, at most
 SHARE = 0.3  # of the run's time budget the round may take, at most
 SCREEN_TIMES = 3.0  # a screen may take this many times the baseline's test run ...
