@@ -200,7 +200,7 @@ def wait_for(record: Path, what: str, seconds: float = 60) -> dict:
 
 def child_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_") and k != "FIXLOOP_MODEL"}
-    return {**env, **extra}
+    return {**env, "FIXLOOP_MUTANTS": "off", **extra}  # the model's requests are under test
 
 
 def fix_demo(root: Path) -> list[str]:

@@ -43,7 +43,7 @@ def test_the_port_names_no_any() -> None:
         for node in ast.walk(port)
         if isinstance(node, ast.AsyncFunctionDef)
     }
-    assert methods == {"check": "GateVerdict", "judge": "GateVerdict", "accept": "None"}
+    assert methods == {"check": "GateVerdict", "judge": "GateVerdict", "screen": "bool", "accept": "None"}
 
 
 def test_every_gate_and_verdict_in_the_agent_and_engine_is_typed_by_the_port() -> None:

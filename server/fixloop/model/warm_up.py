@@ -26,8 +26,8 @@ _restored: set[str] = set()  # base URLs whose server restored a whole earlier p
 
 
 def mark_restored(base_url: str) -> None:
-    """The server at `base_url` holds an earlier run's whole prompt: the next warm-up would cut it back to
-    its prefix (a request keeps only what it shares with the slot's prompt), so it is not sent."""
+    """The server at `base_url` holds an earlier run's whole prompt: a warm-up would cut it back to its
+    prefix (a request keeps only what it shares with the slot's prompt), so none is sent to it."""
     _restored.add(base_url)
 
 
@@ -54,9 +54,8 @@ def start_warm_up(
     digest = hashlib.sha256(json.dumps([messages, tools], sort_keys=True).encode()).hexdigest()
     key = (base_url, model, digest)
     running = _running.get(base_url)
-    if base_url in _restored:
-        _restored.discard(base_url)
-        return None
+    if base_url in _restored:  # every prefix warm-up of it would cut the restored prompt (the language
+        return None  # server's at its start, then its first fix's): none is sent
     if key in _warmed or (
         running is not None and not running.done() and running.get_loop() is asyncio.get_running_loop()
     ):

@@ -1,0 +1,25 @@
+"""A managed llama-server that restored the last process's whole prompt is sent no warm-up: a warm-up keeps
+only the prefix it shares with the slot and cuts the rest. Found in the demo's server log: the language
+server's own warm-up was skipped, the fix run's then cut the restored 868 tokens back to 184, and the
+demo's first request read 607 tokens again (14 s of its 32)."""
+
+from __future__ import annotations
+
+from fixloop.model.warm_up import mark_restored, start_warm_up
+
+PREFIX = [{"role": "system", "content": "You fix failing tests."}]
+
+
+async def test_no_warm_up_of_any_prefix_reaches_a_server_that_restored_a_prompt() -> None:
+    url = "http://127.0.0.1:9/v1"  # nothing listens: a warm-up sent would be a task, not None
+    mark_restored(url)
+    assert start_warm_up(url, "local", None, PREFIX, None) is None  # the language server's, at its start
+    assert start_warm_up(url, "local", None, PREFIX, [{"type": "function"}]) is None  # the fix run's
+
+
+async def test_a_server_that_restored_nothing_is_warmed_once() -> None:
+    url = "http://127.0.0.1:10/v1"
+    task = start_warm_up(url, "local", None, PREFIX, None, timeout=1.0)
+    assert task is not None
+    assert start_warm_up(url, "local", None, PREFIX, None) is None
+    await task  # a failed warm-up is not the run's failure
