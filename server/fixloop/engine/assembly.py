@@ -64,6 +64,17 @@ class RunPlan:
         return bool(self.start_samples or self.rounds)
 
 
+# the search's ingredients (settings and plan fields of one name), each off for an ablation
+INGREDIENTS = (
+    "reask_unchanged",
+    "draw_variety",
+    "round_kinds",
+    "failing_inputs",
+    "code_answer_placement",
+    "mutants",
+)
+
+
 def is_local(settings: Settings) -> bool:
     """The managed local model (`model: local[:name]`)."""
     return settings.model == "local" or settings.model.startswith("local:")
@@ -103,12 +114,7 @@ def plan_run(settings: Settings) -> RunPlan:
         warm_start_chars=settings.warm_start_chars,
         output_cap=settings.output_cap,
         allow_test_edits=settings.allow_test_edits,
-        reask_unchanged=settings.reask_unchanged,
-        draw_variety=settings.draw_variety,
-        round_kinds=settings.round_kinds,
-        failing_inputs=settings.failing_inputs,
-        code_answer_placement=settings.code_answer_placement,
-        mutants=settings.mutants,
+        **{name: getattr(settings, name) for name in INGREDIENTS},
     )
 
 
