@@ -46,11 +46,11 @@ class Spot:
 def suspect_spots(
     suspects: Sequence[Suspect], failures: Sequence[TestOutcome], read: Callable[[str], str | None]
 ) -> list[Spot]:
-    """The lines to change, best first: the suspects' lines by their own score (then the suspect's rank,
-    then top to bottom), else the failing tracebacks' lines in the code under test."""
+    """The lines to change, best first: every suspect's lines (the ranking keeps five) by their own score,
+    then the suspect's rank, then top to bottom; else the failing tracebacks' lines in the code under test."""
     ranked = sorted(
         (-score, rank, line, suspect.path)
-        for rank, suspect in enumerate(suspects[:3])
+        for rank, suspect in enumerate(suspects)
         for line, score in suspect.lines
     )
     spots = [Spot(path, line) for _score, _rank, line, path in ranked]
