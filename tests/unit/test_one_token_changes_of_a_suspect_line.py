@@ -92,9 +92,18 @@ def test_suspect_lines_go_by_their_own_score_across_suspects() -> None:
     suspects = [
         suspect("a.py", "f", ((3, 0.5), (4, 0.5))),
         suspect("b.py", "g", ((7, 1.0), (8, 0.4))),
+        suspect("c.py", "h", ((2, 0.3),)),
+        suspect("c.py", "k", ((9, 0.45),)),  # the fourth suspect's lines are tried too
     ]
     spots = suspect_spots(suspects, [], lambda path: None)
-    assert spots == [Spot("b.py", 7), Spot("a.py", 3), Spot("a.py", 4), Spot("b.py", 8)]
+    assert spots == [
+        Spot("b.py", 7),
+        Spot("a.py", 3),
+        Spot("a.py", 4),
+        Spot("c.py", 9),
+        Spot("b.py", 8),
+        Spot("c.py", 2),
+    ]
 
 
 def test_without_coverage_the_innermost_code_frame_and_its_function_come_first() -> None:
