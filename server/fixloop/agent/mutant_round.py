@@ -11,7 +11,6 @@ nearest it).
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 
 from fixloop.agent.candidates import BaseFiles
 from fixloop.agent.localize import Suspect
-from fixloop.agent.mutants import Mutant, mutants
+from fixloop.agent.mutants import Mutant, body_around, mutants
 from fixloop.agent.sampling import cancel_quietly
 from fixloop.errors import FixloopError
 from fixloop.events import Event, Notice
@@ -65,25 +64,10 @@ def traceback_spots(failures: Sequence[TestOutcome], read: Callable[[str], str |
     for failure in failures:
         for frame in reversed([f for f in failure.frames if not is_test_path(f.path)]):
             text = read(frame.path)
-            around = _function_around(text, frame.line) if text is not None else range(0)
+            around = body_around(text, frame.line) if text is not None else range(0)
             near = sorted(around, key=lambda line: (abs(line - frame.line), line > frame.line))
             spots += [Spot(frame.path, line) for line in (near or [frame.line])]
     return spots
-
-
-def _function_around(text: str, line: int) -> range:
-    """The body lines of the innermost function holding `line`."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return range(0)
-    best: range = range(0)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
-            body = range(node.body[0].lineno, (node.end_lineno or node.lineno) + 1)
-            if line in body and (not best or len(body) < len(best)):
-                best = body
-    return best
 
 
 class MutantRound:

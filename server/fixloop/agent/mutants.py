@@ -109,6 +109,17 @@ def _wide_changes(
     yield from _deletions(tree, line, where)
 
 
+def body_around(text: str, line: int) -> range:
+    """The body lines of the innermost function holding `line` (empty when none, or not Python)."""
+    try:
+        function = _innermost_function(ast.parse(text), line)
+    except (SyntaxError, ValueError):
+        return range(0)
+    if function is None:
+        return range(0)
+    return range(function.body[0].lineno, (function.end_lineno or function.lineno) + 1)
+
+
 def _innermost_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     found = None
     for node in ast.walk(tree):
