@@ -7,7 +7,7 @@
 #   usage: scripts/install-local.sh [--venv DIR] [--rebuild] [--no-model] [--demo] [MODEL]
 #   default venv: .venv in the repository root; MODEL: see `fixloop model list`;
 #   --demo: then run `fixloop demo` (fixes the bundled demo project live, through the language server)
-# First run: 10-20 minutes on 2 cores (the llama.cpp build) plus the model download; later: seconds.
+# First run: about 7 minutes on 2 cores (the llama.cpp build; the model downloads meanwhile); later: seconds.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.venv"; rebuild=0; fetch_model=1; model=""; demo=0
@@ -28,6 +28,13 @@ py="$venv/bin/python"
 
 if ! "$py" -c 'import fixloop' 2>/dev/null; then
   "$py" -m pip install -q -e "$root"
+fi
+pull_pid=""
+if [ "$fetch_model" = 1 ]; then
+  # The model downloads while llama.cpp builds: the one waits on the network, the other on the CPU.
+  "$venv/bin/fixloop" model pull ${model:+"$model"} >"$venv/model-pull.log" 2>&1 &
+  pull_pid=$!
+  trap 'kill "$pull_pid" 2>/dev/null || true' EXIT  # a background job ignores Ctrl-C: stop it on the way out
 fi
 server="$venv/bin/llama-server"
 if [ "$rebuild" = 1 ] || [ ! -x "$server" ]; then
@@ -53,8 +60,10 @@ if [ ! -x "$server" ]; then
 fi
 "$py" -c 'from fixloop.model.local import serving_line; print("local model server:", serving_line())' >&2
 
-if [ "$fetch_model" = 1 ]; then
-  "$venv/bin/fixloop" model pull ${model:+"$model"} >/dev/null
+if [ -n "$pull_pid" ]; then
+  if ! wait "$pull_pid"; then tail -n 3 "$venv/model-pull.log" >&2; exit 1; fi
+  trap - EXIT
+  grep -a "^verified\|already" "$venv/model-pull.log" >&2 || true
 fi
 echo "ready: $venv/bin/fixloop fix TEST_ID --model local" >&2
 if [ "$demo" = 1 ]; then

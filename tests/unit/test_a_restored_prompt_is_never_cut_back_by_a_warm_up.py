@@ -23,3 +23,23 @@ async def test_a_server_that_restored_nothing_is_warmed_once() -> None:
     assert task is not None
     assert start_warm_up(url, "local", None, PREFIX, None) is None
     await task  # a failed warm-up is not the run's failure
+
+
+async def test_a_stopped_server_s_address_is_warmed_again() -> None:
+    url = "http://127.0.0.1:11/v1"
+    mark_restored(url)
+    mark_restored(url, False)  # the server stopped (LocalModelServer.stop): a next one here restored nothing
+    task = start_warm_up(url, "local", None, PREFIX, None, timeout=1.0)
+    assert task is not None
+    await task
+
+
+def test_the_managed_model_module_loads_without_the_openai_client() -> None:
+    """The demo checks its model through fixloop.model.local before the language server starts; openai
+    (a second to import on 2 cores) loads only where a request is made."""
+    import subprocess
+    import sys
+
+    probe = "import sys, fixloop.model.local; print('openai' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -211,6 +211,8 @@ class LocalModelServer:
         """Stop the child's process group: SIGTERM, then SIGKILL after 5 s. A llama-server that served
         first keeps its last prompt on disk for the next process."""
         await asyncio.to_thread(self.keep_prompt)
+        if self.base_url:
+            mark_restored(self.base_url, False)
         process, self._process, self.base_url = self._process, None, None
         _RUNNING.discard(self)
         if process is None:

@@ -16,8 +16,6 @@ import logging
 from typing import Any
 from urllib.parse import urlsplit
 
-from fixloop.model.client import ChatModel
-
 log = logging.getLogger(__name__)
 
 _warmed: set[tuple[str, str, str]] = set()  # (base_url, model, prefix digest) read by the server
@@ -25,10 +23,14 @@ _running: dict[str, asyncio.Task[None]] = {}  # base_url -> the warm-up in fligh
 _restored: set[str] = set()  # base URLs whose server restored a whole earlier prompt (prompt_store.py)
 
 
-def mark_restored(base_url: str) -> None:
+def mark_restored(base_url: str, restored: bool = True) -> None:
     """The server at `base_url` holds an earlier run's whole prompt: a warm-up would cut it back to its
-    prefix (a request keeps only what it shares with the slot's prompt), so none is sent to it."""
-    _restored.add(base_url)
+    prefix (a request keeps only what it shares with the slot's prompt), so none is sent to it.
+    `restored` False: the server stopped, and whatever comes next at that address is warmed again."""
+    if restored:
+        _restored.add(base_url)
+    else:
+        _restored.discard(base_url)
 
 
 def is_local_endpoint(base_url: str) -> bool:
@@ -82,6 +84,8 @@ async def _warm(
     tools: list[dict[str, Any]] | None,
     timeout: float,  # noqa: ASYNC109
 ) -> None:
+    from fixloop.model.client import ChatModel  # here: the openai client takes a second to import
+
     base_url, model_name, _ = key
     model = ChatModel(
         base_url=base_url,
