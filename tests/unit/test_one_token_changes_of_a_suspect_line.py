@@ -5,11 +5,14 @@ Python, the rest of the file byte for byte; and the suspect lines they are tried
 from __future__ import annotations
 
 import ast
+import asyncio
+import time
 
 import pytest
 
+from fixloop.agent.candidates import BaseFiles
 from fixloop.agent.localize import Suspect
-from fixloop.agent.mutant_round import Spot, suspect_spots, traceback_spots
+from fixloop.agent.mutant_round import MutantRound, Spot, suspect_spots, traceback_spots
 from fixloop.agent.mutants import mutants
 from fixloop.pytest_runner.results import Frame, TestOutcome
 
@@ -146,3 +149,35 @@ def test_the_narrow_and_wide_changes_do_not_overlap() -> None:
     for line in range(1, 8):
         narrow = {m.text for m in mutants(LOOP, line)}
         assert narrow.isdisjoint(m.text for m in mutants(LOOP, line, wide=True))
+
+
+class SlowGate:
+    """The gate's port, every screen taking `seconds` and failing: a round that never finds its fix."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.screened = seconds, 0
+
+    async def screen(self, changes, seconds):
+        self.screened += 1
+        await asyncio.sleep(self.seconds)
+        return False
+
+
+async def test_a_round_stops_at_its_time_limit_with_changes_left_untried() -> None:
+    """The loop gives the round at most mutant_round.SHARE of the run's time; the round keeps to what it
+    is given, and says how many of its changes it tried."""
+    code = "def f(a, b):\n    return a < b and a + 1 > b - 1\n"
+    base = BaseFiles(read=lambda path: code if path == "m.py" else None)
+    said: list[str] = []
+    gate = SlowGate(0.2)
+    one_round = MutantRound(gate, lambda: _ready(base), [Spot("m.py", 2)], lambda e: said.append(e.text))
+    started = time.monotonic()
+    assert await one_round.round(0, seconds=0.5) is None
+    assert time.monotonic() - started < 1.5
+    total = len(mutants(code, 2)) + len(mutants(code, 2, wide=True))
+    assert 2 <= gate.screened < total
+    assert said[-1].startswith(f"one-token changes: {gate.screened} of {total} tried")
+
+
+async def _ready(base: BaseFiles) -> BaseFiles:
+    return base

@@ -98,12 +98,28 @@ class ShadowWorkspace:
         return Path(git_text(path, "rev-parse", "--show-toplevel")).resolve()
 
     def _create_from_git(self, toplevel: Path, overlays: dict[str, str], max_copy_bytes: int) -> None:
+        """A clone of the user's repository at HEAD, their uncommitted state and `overlays` on top, all of
+        it committed as the shadow's baseline."""
         prefix = self.original.relative_to(toplevel).as_posix()
         self._prefix = "" if prefix == "." else prefix + "/"
         top = self._container / "tree"
         self._git_top = top
         self.real_top, self.top = toplevel, top
         self.root = top / self._prefix if self._prefix else top
+        self._clone_at_head(toplevel, top)
+        touched = self._copy_uncommitted(toplevel, top, max_copy_bytes)
+        touched += self._copy_build_written_files()
+        for rel, text in overlays.items():
+            target = self.root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(text.encode("utf-8", "surrogateescape"))
+            touched.append(self._prefix + rel)
+        self._commit_baseline(top, touched)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._git_config = (top / ".git" / "config").read_bytes()
+
+    def _clone_at_head(self, toplevel: Path, top: Path) -> None:
+        """A shared clone of `toplevel` in `top`, the carried config set, HEAD checked out (if any)."""
         head = (
             git_text(toplevel, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
             if self._has_head(toplevel)
@@ -120,7 +136,9 @@ class ShadowWorkspace:
             git(top, "-c", "checkout.workers=0", "-c", "checkout.thresholdForParallelism=500",
                  "checkout", "--quiet", "--detach", head, shadow=True)  # fmt: skip
 
-        # The user's uncommitted state, exactly as it is in their working tree.
+    def _copy_uncommitted(self, toplevel: Path, top: Path, max_copy_bytes: int) -> list[str]:
+        """The user's uncommitted state, exactly as it is in their working tree, copied into `top`; the
+        paths it touched. Untracked environments are left out; more than `max_copy_bytes` is an error."""
         status = git(
             self.original, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
             "--ignore-submodules=all", "--", ".",
@@ -149,14 +167,11 @@ class ShadowWorkspace:
             elif target.is_symlink() or target.is_file():
                 target.unlink()
             touched.append(rel)
-        touched += self._copy_build_written_files()
-        for rel, text in overlays.items():
-            target = self.root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(text.encode("utf-8", "surrogateescape"))
-            touched.append(self._prefix + rel)
+        return touched
 
-        # Baseline commit inside the shadow: changes() is then an exact status against the user's state.
+    def _commit_baseline(self, top: Path, touched: list[str]) -> None:
+        """The baseline commit inside the shadow: changes() is then an exact status against the user's
+        state."""
         if touched:
             pathspec = self._container / "pathspec"
             pathspec.write_bytes(b"\0".join(os.fsencode(rel) for rel in dict.fromkeys(touched)))
@@ -164,8 +179,6 @@ class ShadowWorkspace:
                  shadow=True)  # fmt: skip
             pathspec.unlink()
         git(top, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "fixloop baseline", shadow=True)
-        self.root.mkdir(parents=True, exist_ok=True)
-        self._git_config = (top / ".git" / "config").read_bytes()
 
     def guard_git(self) -> None:
         """Undo what tests may have done to the shadow clone's git folder before fixloop runs git there:

@@ -43,29 +43,16 @@ class Workspace:
         Rejects '..' escapes, absolute paths outside the root, symlinks that lead out of it, VCS
         internals (.git), secrets (.env, keys, credentials) and NUL bytes. '' and '.' are the root.
         """
-        if not isinstance(path, str):
-            raise PathError(f"path must be a string, got {type(path).__name__}; {EXAMPLE}")
-        if "\x00" in path:
-            raise PathError(
-                f"path {_shown(path)} contains a NUL byte; use a plain path relative to the "
-                f"project root, {EXAMPLE}"
-            )
-        _check_length(path)
-        text = path.strip()
-        if text.startswith("file://"):
-            text = unquote(text[len("file://") :])
-        if text.startswith("~"):
-            raise PathError(
-                f"path {_shown(path)} is outside the project; use a path relative to the "
-                f"project root, {EXAMPLE}"
-            )
-        text = text.replace("\\", "/")  # a separator on Windows; in a name elsewhere, a confusion
-        form = drive_form(text)
-        if form in ("unc", "drive-relative") or (form == "drive" and not self.platform.windows):
-            raise PathError(
-                f"path {_shown(path)} names another drive or a network share; use a path relative to the "
-                f"project root, {EXAMPLE}"
-            )
+        lexical = self._lexical(path, _plain_text(path, self.platform.windows))
+        self._check_protected(lexical.relative_to(self.root), path)
+        real = self._real(path, lexical)
+        if must_exist and not real.exists():
+            raise PathError(self._missing_message(path, lexical))
+        return real
+
+    def _lexical(self, path: str, text: str) -> Path:
+        """`text` as a normalized path inside the root (a path under the root as given is moved onto the
+        root's real location), or a PathError: it leads outside."""
         candidate = Path(text) if text else Path(".")
         if candidate.is_absolute():
             lexical = Path(os.path.normpath(candidate))
@@ -80,7 +67,10 @@ class Workspace:
                 f"path {_shown(path)} is outside the project; use a path relative to the "
                 f"project root, {EXAMPLE}"
             )
-        self._check_protected(lexical.relative_to(self.root), path)
+        return lexical
+
+    def _real(self, path: str, lexical: Path) -> Path:
+        """Where `lexical` really leads, links followed: inside the root and not protected, or a PathError."""
         try:
             real = lexical.resolve()
         except (OSError, RuntimeError):  # a symlink loop
@@ -93,8 +83,6 @@ class Workspace:
                 f"inside the project can be used"
             )
         self._check_protected(real.relative_to(self.root), path)
-        if must_exist and not real.exists():
-            raise PathError(self._missing_message(path, lexical))
         return real
 
     def resolve_file(self, path: str, *, must_exist: bool = True) -> Path:
@@ -302,3 +290,31 @@ def _glob_match(rel: str, pattern: str) -> bool:
         return True
     # A bare folder name or path prefix lists what is inside it.
     return not any(c in pattern for c in "*?[") and rel.startswith(pattern.rstrip("/") + "/")
+
+
+def _plain_text(path: str, windows: bool) -> str:
+    """`path` as a plain relative or absolute path text (a file:// URI unquoted, separators as '/'), or a
+    PathError: not a string, a NUL byte, too long, a home folder, another drive or a network share."""
+    if not isinstance(path, str):
+        raise PathError(f"path must be a string, got {type(path).__name__}; {EXAMPLE}")
+    if "\x00" in path:
+        raise PathError(
+            f"path {_shown(path)} contains a NUL byte; use a plain path relative to the "
+            f"project root, {EXAMPLE}"
+        )
+    _check_length(path)
+    text = path.strip()
+    if text.startswith("file://"):
+        text = unquote(text[len("file://") :])
+    if text.startswith("~"):
+        raise PathError(
+            f"path {_shown(path)} is outside the project; use a path relative to the project root, {EXAMPLE}"
+        )
+    text = text.replace("\\", "/")  # a separator on Windows; in a name elsewhere, a confusion
+    form = drive_form(text)
+    if form in ("unc", "drive-relative") or (form == "drive" and not windows):
+        raise PathError(
+            f"path {_shown(path)} names another drive or a network share; use a path relative to the "
+            f"project root, {EXAMPLE}"
+        )
+    return text
