@@ -63,7 +63,7 @@ fi
 if [ -n "$pull_pid" ]; then
   if ! wait "$pull_pid"; then tail -n 3 "$venv/model-pull.log" >&2; exit 1; fi
   trap - EXIT
-  grep -a "^verified\|already" "$venv/model-pull.log" >&2 || true
+  grep -a "^verified" "$venv/model-pull.log" >&2 || true
 fi
 echo "ready: $venv/bin/fixloop fix TEST_ID --model local" >&2
 if [ "$demo" = 1 ]; then
