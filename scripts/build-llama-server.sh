@@ -2,9 +2,10 @@
 # Builds llama.cpp's own OpenAI-compatible server (`llama-server`) from the llama-cpp-python source
 # distribution fixloop pins (it vendors llama.cpp), with the same portable CPU flags as
 # scripts/install-local.sh, and installs it where fixloop looks for it: the venv's bin/llama-server.
-# Only the server target is built, statically linked (no OpenMP, no curl/OpenSSL, no web UI download).
+# Only the server target is built, statically linked (no OpenMP, no curl/OpenSSL, no web UI download); its
+# glue compiles at -O1, ggml and llama at -O3 (scripts/llama-server-glue.cmake).
 #   usage: scripts/build-llama-server.sh [--venv DIR] [--dest FILE] [--jobs N]
-# Takes 10-20 minutes on 2 cores; needs a C++17 compiler; cmake and ninja come from PyPI when missing.
+# Takes 5-8 minutes on 2 idle cores; needs a C++17 compiler; cmake and ninja come from PyPI when missing.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.venv"; dest=""; jobs=""
