@@ -10,18 +10,16 @@ nothing" after it): sent at once, then one after the other. Prints seconds, prom
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
-from speculation import PROMPT, post, wait_ready
+from speculation import PROMPT, llama_server_argument, post, wait_ready
 
 from fixloop.model.catalog import get_model
-from fixloop.model.llama_server import Serving, llama_server_path
+from fixloop.model.llama_server import Serving
 from fixloop.model.pull import model_path
 
 PORT = 18433
@@ -67,12 +65,7 @@ def measure(messages: list[dict[str, Any]]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--llama-server", type=Path, default=llama_server_path())
-    args = parser.parse_args()
-    if args.llama_server is None:
-        raise SystemExit("no llama-server: scripts/build-llama-server.sh builds one")
-    serving = Serving("llama-server", (str(args.llama_server),), 2, 20_480, 5, speculative=False)
+    serving = Serving("llama-server", (str(llama_server_argument()),), 2, 20_480, 5, speculative=False)
     argv = serving.args(model_path(get_model()), "bench", PORT)
     with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as server:
         try:

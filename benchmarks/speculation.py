@@ -44,16 +44,22 @@ def wait_ready(port: int) -> None:
     raise SystemExit("llama-server did not start")
 
 
-def main() -> None:
+def llama_server_argument() -> Path:
+    """The llama-server to measure: --llama-server, else the one fixloop finds."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--llama-server", type=Path, default=llama_server_path())
-    args = parser.parse_args()
-    if args.llama_server is None:
+    chosen = parser.parse_args().llama_server
+    if chosen is None:
         raise SystemExit("no llama-server: scripts/build-llama-server.sh builds one")
+    return chosen
+
+
+def main() -> None:
+    server_path = llama_server_argument()
     messages = json.loads(PROMPT.read_text())
     model = model_path(get_model())
     for label, speculative, port in (("speculation on", True, 18431), ("speculation off", False, 18432)):
-        serving = Serving("llama-server", (str(args.llama_server),), 2, 20_480, 5, speculative=speculative)
+        serving = Serving("llama-server", (str(server_path),), 2, 20_480, 5, speculative=speculative)
         argv = serving.args(model, "bench", port)
         assert (SPECULATION[0] in argv) == speculative
         with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as server:
