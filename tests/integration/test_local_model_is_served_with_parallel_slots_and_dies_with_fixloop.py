@@ -31,12 +31,15 @@ from fixloop.model.llama_server import (
     plan_serving,
 )
 from fixloop.model.local import (
+    LocalModelServer,
     ensure_local_server,
     local_slots,
     resolve_local_model,
     serving_line,
     stop_local_server,
 )
+from fixloop.model.prompt_store import prompt_file
+from fixloop.model.warm_up import start_warm_up
 from support import load_fix
 
 FAKE = Path(__file__).resolve().parents[1] / "fake_llama_server.py"
@@ -380,3 +383,26 @@ def test_doctor_says_which_server_runs(record: Path, tmp_path: Path, fake_llama_
     python.chmod(0o755)
     fallback = endpoint_line(**{LLAMA_SERVER_ENV: "none", LLAMA_PYTHON_ENV: str(python)})
     assert "llama-cpp-python's server (one request at a time" in fallback
+
+
+async def test_a_stopped_server_that_restored_a_prompt_is_warmed_again_where_it_stood(
+    tmp_path: Path, fake_llama_server: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that restored the last prompt is sent no warm-up; once it has stopped, the next server at
+    its address is (it restored nothing the warm-up could cut)."""
+    monkeypatch.setenv("FAKE_LLAMA_RECORD", str(tmp_path / "record.jsonl"))
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    model = tmp_path / "model.gguf"
+    serving = Serving(LLAMA_SERVER, (str(fake_llama_server),), 1, 4096, 2, prompt_dir=prompts)
+    (prompts / prompt_file(model, serving.context)).write_bytes(b"kept")  # the last process's prompt
+    server = LocalModelServer(model, alias="fake-model", serving=serving, log_path=tmp_path / "server.log")
+    prefix = [{"role": "system", "content": "You fix failing tests."}]
+    try:
+        url = await server.start(timeout=30)
+        assert start_warm_up(url, "fake-model", None, prefix, None) is None
+    finally:
+        await server.stop()
+    warm_up = start_warm_up(url, "fake-model", None, prefix, [{"type": "function"}], timeout=1.0)
+    assert warm_up is not None
+    await warm_up  # nothing listens there now: a failed warm-up is not the run's failure

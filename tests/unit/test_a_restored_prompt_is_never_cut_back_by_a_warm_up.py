@@ -5,7 +5,7 @@ demo's first request read 607 tokens again (14 s of its 32)."""
 
 from __future__ import annotations
 
-from fixloop.model.warm_up import mark_restored, start_warm_up
+from fixloop.model.warm_up import forget_restored, mark_restored, start_warm_up
 
 PREFIX = [{"role": "system", "content": "You fix failing tests."}]
 
@@ -28,7 +28,7 @@ async def test_a_server_that_restored_nothing_is_warmed_once() -> None:
 async def test_a_stopped_server_s_address_is_warmed_again() -> None:
     url = "http://127.0.0.1:11/v1"
     mark_restored(url)
-    mark_restored(url, False)  # the server stopped (LocalModelServer.stop): a next one here restored nothing
+    forget_restored(url)  # the server stopped (LocalModelServer.stop): a next one here restored nothing
     task = start_warm_up(url, "local", None, PREFIX, None, timeout=1.0)
     assert task is not None
     await task

@@ -30,7 +30,7 @@ from fixloop.model.loopback import loopback_request
 from fixloop.model.profiles import with_profile
 from fixloop.model.prompt_store import prompt_file, restore_prompt, save_prompt
 from fixloop.model.pull import model_path, status
-from fixloop.model.warm_up import mark_restored
+from fixloop.model.warm_up import forget_restored, mark_restored
 
 if TYPE_CHECKING:
     from fixloop.config import Settings
@@ -212,7 +212,7 @@ class LocalModelServer:
         first keeps its last prompt on disk for the next process."""
         await asyncio.to_thread(self.keep_prompt)
         if self.base_url:
-            mark_restored(self.base_url, False)
+            forget_restored(self.base_url)
         process, self._process, self.base_url = self._process, None, None
         _RUNNING.discard(self)
         if process is None:

@@ -23,14 +23,15 @@ _running: dict[str, asyncio.Task[None]] = {}  # base_url -> the warm-up in fligh
 _restored: set[str] = set()  # base URLs whose server restored a whole earlier prompt (prompt_store.py)
 
 
-def mark_restored(base_url: str, restored: bool = True) -> None:
+def mark_restored(base_url: str) -> None:
     """The server at `base_url` holds an earlier run's whole prompt: a warm-up would cut it back to its
-    prefix (a request keeps only what it shares with the slot's prompt), so none is sent to it.
-    `restored` False: the server stopped, and whatever comes next at that address is warmed again."""
-    if restored:
-        _restored.add(base_url)
-    else:
-        _restored.discard(base_url)
+    prefix (a request keeps only what it shares with the slot's prompt), so none is sent to it."""
+    _restored.add(base_url)
+
+
+def forget_restored(base_url: str) -> None:
+    """The server at `base_url` stopped: whatever answers there next is warmed again."""
+    _restored.discard(base_url)
 
 
 def is_local_endpoint(base_url: str) -> bool:
