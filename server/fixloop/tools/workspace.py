@@ -63,10 +63,7 @@ class Workspace:
             lexical = Path(os.path.normpath(self.root / candidate))
             inside = _under(lexical, self.root)
         if not inside:
-            raise PathError(
-                f"path {_shown(path)} is outside the project; use a path relative to the "
-                f"project root, {EXAMPLE}"
-            )
+            raise _outside(path)
         return lexical
 
     def _real(self, path: str, lexical: Path) -> Path:
@@ -307,9 +304,7 @@ def _plain_text(path: str, windows: bool) -> str:
     if text.startswith("file://"):
         text = unquote(text[len("file://") :])
     if text.startswith("~"):
-        raise PathError(
-            f"path {_shown(path)} is outside the project; use a path relative to the project root, {EXAMPLE}"
-        )
+        raise _outside(path)
     text = text.replace("\\", "/")  # a separator on Windows; in a name elsewhere, a confusion
     form = drive_form(text)
     if form in ("unc", "drive-relative") or (form == "drive" and not windows):
@@ -318,3 +313,9 @@ def _plain_text(path: str, windows: bool) -> str:
             f"project root, {EXAMPLE}"
         )
     return text
+
+
+def _outside(path: str) -> PathError:
+    return PathError(
+        f"path {_shown(path)} is outside the project; use a path relative to the project root, {EXAMPLE}"
+    )
