@@ -21,6 +21,24 @@ def _project_sources(root: Path) -> list[tuple[str, str]]:
     return sources
 
 
+class _Known:
+    """What the kept changes (and, with a root, the project's importers) import and name."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.paths: set[str] = set()
+        self.texts: list[str] = []
+
+    def learn(self, path: str, text: str | None) -> None:
+        if text is None:
+            return
+        self.texts.append(text)
+        if path.endswith(".py"):
+            more_names, more_paths = imports_of(path, text)
+            self.names.update(more_names)
+            self.paths.update(more_paths)
+
+
 def proposal_changes(changes: list[FileChange], *, root: Path | None = None) -> list[FileChange]:
     """The changes minus new files the fix does not need (debug scripts, scratch tests, notes).
 
@@ -31,46 +49,36 @@ def proposal_changes(changes: list[FileChange], *, root: Path | None = None) -> 
     """
     kept = [change for change in changes if change.old_text is not None]
     pending = [change for change in changes if change.old_text is None]
-    names: set[str] = set()
-    paths: set[str] = set()
-    texts: list[str] = []
-
-    def learn(path: str, text: str | None) -> None:
-        if text is None:
-            return
-        texts.append(text)
-        if path.endswith(".py"):
-            more_names, more_paths = imports_of(path, text)
-            names.update(more_names)
-            paths.update(more_paths)
-
+    known = _Known()
     for change in kept:
-        learn(change.path, change.new_text)
+        known.learn(change.path, change.new_text)
     if root is not None and pending:
         new_paths = {change.path for change in changes}
         wanted = {name.rsplit(".", 1)[-1] for change in pending for name in module_names(change.path)}
         for rel, text in _project_sources(root):
             if rel not in new_paths and any(word in text for word in wanted):
-                learn(rel, text)
+                known.learn(rel, text)
     progress = True
-    while pending and progress:
+    while pending and progress:  # a kept new file may import or name another
         progress = False
         for change in list(pending):
-            name = PurePosixPath(change.path).name
-            folder = PurePosixPath(change.path).parent
-            needed = (
-                name in _ALWAYS_KEPT
-                or is_test_config(change.path)
-                or (change.path.endswith(".py") and imported(change, names, paths))
-                or (not change.path.endswith(".py") and any(name in text for text in texts))
-                or (
-                    name == "__init__.py"
-                    and any(PurePosixPath(other.path).is_relative_to(folder) for other in kept)
-                )
-            )
-            if needed:
+            if _needed(change, known, kept):
                 kept.append(change)
                 pending.remove(change)
-                learn(change.path, change.new_text)
+                known.learn(change.path, change.new_text)
                 progress = True
     return sorted(kept, key=lambda change: change.path)
+
+
+def _needed(change: FileChange, known: _Known, kept: list[FileChange]) -> bool:
+    """Whether the new file `change` is part of the fix, by what is known so far."""
+    name = PurePosixPath(change.path).name
+    folder = PurePosixPath(change.path).parent
+    python = change.path.endswith(".py")
+    return (
+        name in _ALWAYS_KEPT
+        or is_test_config(change.path)
+        or (python and imported(change, known.names, known.paths))
+        or (not python and any(name in text for text in known.texts))
+        or (name == "__init__.py" and any(PurePosixPath(other.path).is_relative_to(folder) for other in kept))
+    )
