@@ -3,9 +3,9 @@
 # distribution fixloop pins (it vendors llama.cpp), with the same portable CPU flags as
 # scripts/install-local.sh, and installs it where fixloop looks for it: the venv's bin/llama-server.
 # Only the server target is built, statically linked (no OpenMP, no curl/OpenSSL, no web UI download); its
-# glue compiles at -O1, ggml and llama at -O3 (scripts/llama-server-glue.cmake).
+# glue compiles at -O1 as unity builds, ggml and llama at -O3 (scripts/llama-server-glue.cmake).
 #   usage: scripts/build-llama-server.sh [--venv DIR] [--dest FILE] [--jobs N]
-# Takes 5-8 minutes on 2 idle cores; needs a C++17 compiler; cmake and ninja come from PyPI when missing.
+# Takes about 6 minutes on 2 idle cores; needs a C++17 compiler; cmake and ninja come from PyPI when missing.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.venv"; dest=""; jobs=""
@@ -33,8 +33,9 @@ tar -xzf "$work/llama_cpp_python-$version.tar.gz" -C "$work"
 src="$work/llama_cpp_python-$version/vendor/llama.cpp"
 
 if ! command -v cmake >/dev/null || ! command -v ninja >/dev/null; then
-  "$py" -m pip install -q cmake ninja
-  export PATH="$venv/bin:$PATH"
+  # into the build's own folder, not the venv: scripts/install-local.sh runs pip there meanwhile
+  "$py" -m pip install -q --target "$work/tools" cmake ninja
+  export PATH="$work/tools/bin:$PATH" PYTHONPATH="$work/tools${PYTHONPATH:+:$PYTHONPATH}"
 fi
 
 # Portable CPU flags: no -march=native, no AVX-512 (the native build crashes on some CPUs).

@@ -7,7 +7,7 @@
 #   usage: scripts/install-local.sh [--venv DIR] [--rebuild] [--no-model] [--demo] [MODEL]
 #   default venv: .venv in the repository root; MODEL: see `fixloop model list`;
 #   --demo: then run `fixloop demo` (fixes the bundled demo project live, through the language server)
-# First run: about 7 minutes on 2 cores (the llama.cpp build; the model downloads meanwhile); later: seconds.
+# First run: about 7 minutes on 2 cores (the llama.cpp build; pip and the model download meanwhile); later: seconds.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.venv"; rebuild=0; fetch_model=1; model=""; demo=0
@@ -26,24 +26,35 @@ done
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 py="$venv/bin/python"
 
+server="$venv/bin/llama-server"
+log="$venv/llama-server-build.log"
+build_pid=""
+if [ "$rebuild" = 1 ] || [ ! -x "$server" ]; then
+  # It compiles while pip installs fixloop and the model downloads: the CPU is busy from the start.
+  echo "building llama.cpp's llama-server into $venv (takes a while on first install)..." >&2
+  set -m  # a process group of its own, so that stopping the build stops its compilers too
+  bash "$root/scripts/build-llama-server.sh" --venv "$venv" >"$log" 2>&1 &
+  build_pid=$!
+  set +m
+fi
+pull_pid=""
+stop_background() {  # background jobs ignore Ctrl-C: stop them on the way out
+  if [ -n "$build_pid" ]; then kill -- "-$build_pid" 2>/dev/null || true; fi
+  if [ -n "$pull_pid" ]; then kill "$pull_pid" 2>/dev/null || true; fi
+}
+trap stop_background EXIT
 if ! "$py" -c 'import fixloop' 2>/dev/null; then
   "$py" -m pip install -q -e "$root"
 fi
-pull_pid=""
 if [ "$fetch_model" = 1 ]; then
   # The model downloads while llama.cpp builds: the one waits on the network, the other on the CPU.
   "$venv/bin/fixloop" model pull ${model:+"$model"} >"$venv/model-pull.log" 2>&1 &
   pull_pid=$!
-  trap 'kill "$pull_pid" 2>/dev/null || true' EXIT  # a background job ignores Ctrl-C: stop it on the way out
 fi
-server="$venv/bin/llama-server"
-if [ "$rebuild" = 1 ] || [ ! -x "$server" ]; then
-  echo "building llama.cpp's llama-server into $venv (takes a while on first install)..." >&2
-  log="$venv/llama-server-build.log"
-  if ! bash "$root/scripts/build-llama-server.sh" --venv "$venv" >"$log" 2>&1; then
-    echo "llama-server could not be built (log: $log): using llama-cpp-python's server instead" >&2
-  fi
+if [ -n "$build_pid" ] && ! wait "$build_pid"; then
+  echo "llama-server could not be built (log: $log): using llama-cpp-python's server instead" >&2
 fi
+build_pid=""
 
 if [ ! -x "$server" ]; then
   # Portable CPU flags: no -march=native, no AVX-512 (see ../shared/local-model/README.md).
@@ -62,9 +73,9 @@ fi
 
 if [ -n "$pull_pid" ]; then
   if ! wait "$pull_pid"; then tail -n 3 "$venv/model-pull.log" >&2; exit 1; fi
-  trap - EXIT
   grep -a "^verified" "$venv/model-pull.log" >&2 || true
 fi
+trap - EXIT
 echo "ready: $venv/bin/fixloop fix TEST_ID --model local" >&2
 if [ "$demo" = 1 ]; then
   exec "$venv/bin/fixloop" demo --model "local${model:+:$model}"

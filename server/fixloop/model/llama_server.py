@@ -32,9 +32,10 @@ REPLY_TOKENS = 2048  # the KV room each slot's reply gets in a sampling round (a
 LONGEST_REPLY = 4096  # a single request's `max_tokens` (model/client.py)
 PREFIX_TOKENS = 2048  # the system prompt, tool schemas and task around the conversation
 CHARS_PER_TOKEN = 3  # Python source with Qwen's tokenizer: 3-4; the lower bound sizes the cache safely
-# K and V of one token in q8_0 for Qwen2.5-Coder-1.5B (28 layers x 2 x 256 values x 34/32 bytes); the
-# 0.5B model needs less, so this bounds the catalog's models.
-KV_BYTES_PER_TOKEN = 15_232
+# K and V of one token for Qwen2.5-Coder-1.5B (28 layers x 2 x 256 values), in f16 (2 bytes) and in q8_0
+# (34/32 bytes); the 0.5B model needs less, so these bound the catalog's models.
+KV_BYTES_PER_TOKEN = 28_672
+SMALL_KV_BYTES_PER_TOKEN = 15_232
 KV_SHARE = 4  # the KV cache may take 1/KV_SHARE of the memory free beside the model
 SPECULATION = ("--spec-type", "ngram-simple")
 
@@ -49,6 +50,7 @@ class Serving:
     context: int  # tokens of KV cache, shared by the slots (llama-server) or the one sequence
     slots: int = 1
     speculative: bool = False
+    small_cache: bool = False  # q8_0 K and V with flash attention: half the memory, slower on 2 cores
     prompt_dir: Path | None = None  # llama-server's slot files: the last prompt kept between processes
 
     def args(self, model: Path, alias: str, port: int) -> list[str]:
@@ -67,8 +69,9 @@ class Serving:
             *("--ctx-size", str(self.context), "--threads", str(self.threads)),
             # one KV cache for all slots: a prompt read once is shared by the `n` replies drawn from it
             *("--parallel", str(self.slots), "--kv-unified", "--cont-batching"),
-            # q8_0 K and V (needs flash attention): half the memory of f16
-            *("--flash-attn", "on", "--cache-type-k", "q8_0", "--cache-type-v", "q8_0"),
+            # f16 K and V, no flash attention: on 2 cores a q8_0 cache (which needs flash attention) reads
+            # prompts 12-25% slower (benchmarks/batch_ceiling.py); it is used where memory is short
+            *self._cache_args(),
             # read the weights, not mmap them: the CPU backend repacks them into a copy of its own, and
             # the mapped file's pages would stay resident beside it (2.0 GiB peak instead of 1.4 GiB)
             *("--load-mode", "none"),
@@ -81,6 +84,10 @@ class Serving:
             *(SPECULATION if self.speculative else ()),
         ]
 
+    def _cache_args(self) -> tuple[str, ...]:
+        kind, attention = ("q8_0", "on") if self.small_cache else ("f16", "off")
+        return ("--flash-attn", attention, "--cache-type-k", kind, "--cache-type-v", kind)
+
     def describe(self) -> str:
         """One line: which server runs, with its slots and context."""
         if self.kind == LLAMA_CPP_PYTHON:
@@ -89,9 +96,10 @@ class Serving:
                 "llama.cpp's llama-server is not built: scripts/install-local.sh builds it)"
             )
         spec = ", n-gram speculation" if self.speculative else ""
+        cache = " (q8_0: memory is short)" if self.small_cache else ""
         return (
             f"llama.cpp's llama-server ({self.program[0]}): {self.slots} slot(s), "
-            f"{self.context:,}-token shared context, {self.threads} thread(s){spec}"
+            f"{self.context:,}-token shared context{cache}, {self.threads} thread(s){spec}"
         )
 
 
@@ -143,24 +151,43 @@ def plan_serving(
     memory: int | None = None,
 ) -> Serving:
     """The serving for a run's needs on this machine. llama-server gets a slot for each candidate a
-    sampling round draws at once (`samples - 1`, at most MAX_SLOTS), fewer where memory is short, and one
-    KV cache of the run's prompt plus a reply per slot; `context` (a user's `localContext`) overrides it.
+    sampling round draws at once (`samples - 1`, at most MAX_SLOTS) and one f16 KV cache of the run's
+    prompt plus a reply per slot; where that does not fit in its share of memory, a q8_0 cache and as many
+    slots as fit in it; `context` (a user's `localContext`) overrides the sizing.
     llama-cpp-python's server gets one slot and the run's prompt plus one reply."""
     prompt = run_context(context_chars)
     binary = llama_server_path()
     if binary is None:
         return Serving(LLAMA_CPP_PYTHON, python_program, threads, context or _rounded(prompt + LONGEST_REPLY))
-    slots = max(1, min(MAX_SLOTS, samples - 1))
+    wanted = max(1, min(MAX_SLOTS, samples - 1))
+    slots, small = wanted, False
     free = memory if memory is not None else available_memory()
     if free is not None and context is None:
         budget = max(256 << 20, (free - model_size) // KV_SHARE)
-        while slots > 1 and shared_context(prompt, slots) * KV_BYTES_PER_TOKEN > budget:
-            slots -= 1
+        slots = _slots_that_fit(prompt, wanted, budget, KV_BYTES_PER_TOKEN)
+        if slots < wanted or shared_context(prompt, slots) * KV_BYTES_PER_TOKEN > budget:
+            small = True  # memory is short: a q8_0 cache holds twice the tokens
+            slots = _slots_that_fit(prompt, wanted, budget, SMALL_KV_BYTES_PER_TOKEN)
     total = context or shared_context(prompt, slots)
     speculative = os.environ.get(SPECULATION_ENV, "").strip().lower() == "on"
     return Serving(
-        LLAMA_SERVER, (str(binary),), threads, total, slots, speculative=speculative, prompt_dir=prompts_dir()
+        LLAMA_SERVER,
+        (str(binary),),
+        threads,
+        total,
+        slots,
+        speculative=speculative,
+        small_cache=small,
+        prompt_dir=prompts_dir(),
     )
+
+
+def _slots_that_fit(prompt: int, wanted: int, budget: int, bytes_per_token: int) -> int:
+    """The most slots, up to `wanted` (at least one), whose shared cache fits in `budget` bytes."""
+    slots = wanted
+    while slots > 1 and shared_context(prompt, slots) * bytes_per_token > budget:
+        slots -= 1
+    return slots
 
 
 def shared_context(prompt: int, slots: int) -> int:
