@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +24,7 @@ FIX_COMMAND = "fixloop.server.fixFailingTest"
 DEMO_TEST = "tests/test_mathutils.py::test_factorial_of_five"
 DEMO_ENV = "FIXLOOP_DEMO_PROJECT"
 TOKEN = "fixloop-demo"
+TESTS_NOW_SECONDS = 300
 
 
 def demo_project() -> Path:
@@ -250,15 +250,16 @@ async def run_demo(model: str, base_url: str | None) -> int:
         "mutants": False,
         **({"baseUrl": base_url} if base_url else {}),
     }
-    result = await _fix_through_the_server(view, root, workdir, target, init_options)
-    return _report(view, result, root, workdir)
+    result, check = await _fix_through_the_server(view, root, workdir, target, init_options)
+    return _report(view, result, await check if check is not None else None, workdir)
 
 
 async def _fix_through_the_server(
     view: DemoView, root: Path, workdir: Path, target: dict[str, Any], init_options: dict[str, Any]
-) -> Any:
-    """Start `fixloop serve` in the copy, initialize it, ask it to fix the target; its answer (None if the
-    session ended first). The LSP trace and the server's stderr go to the work folder."""
+) -> tuple[dict[str, Any], asyncio.Task[str] | None]:
+    """Start `fixloop serve` in the copy, initialize it, ask it to fix the target; its answer (empty if the
+    session ended first) and, for a fix applied to the copy, the copy's own test run, started while the
+    server shuts down. The LSP trace and the server's stderr go to the work folder."""
     with (
         (workdir / "trace.log").open("w", encoding="utf-8") as trace,
         (workdir / "server.log").open("w", encoding="utf-8") as server_log,
@@ -279,9 +280,13 @@ async def _fix_through_the_server(
             )
             client.initialized(types.InitializedParams())
             view.line("language server up; asking it to fix the test")
-            return await client.workspace_execute_command_async(
-                types.ExecuteCommandParams(command=FIX_COMMAND, arguments=[target], work_done_token=TOKEN)
+            result = _as_dict(
+                await client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(command=FIX_COMMAND, arguments=[target], work_done_token=TOKEN)
+                )
             )
+            applied = result.get("status") == "fixed" and result.get("applied")
+            return result, asyncio.create_task(_tests_now(root)) if applied else None
         finally:
             await _shutdown(client, process)
             drain.cancel()
@@ -303,23 +308,34 @@ async def _shutdown(client: LanguageClient, process: asyncio.subprocess.Process 
         await asyncio.wait_for(client.stop(), 5)
 
 
-def _report(view: DemoView, result: Any, root: Path, workdir: Path) -> int:
-    if not isinstance(result, dict):
-        result = {} if result is None else dict(getattr(result, "__dict__", {}))
+def _as_dict(result: Any) -> dict[str, Any]:
+    if isinstance(result, dict):
+        return result
+    return {} if result is None else dict(getattr(result, "__dict__", {}))
+
+
+async def _tests_now(root: Path) -> str:
+    """The last line of the copy's own test run, the applied fix checked as a user would check it."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        output, _ = await asyncio.wait_for(process.communicate(), TESTS_NOW_SECONDS)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        return f"(still running after {TESTS_NOW_SECONDS} s: stopped)"
+    return (output.decode(errors="replace").strip().splitlines() or ["(no output)"])[-1]
+
+
+def _report(view: DemoView, result: dict[str, Any], tests_now: str | None, workdir: Path) -> int:
     status = result.get("status", "error")
     seconds = time.monotonic() - view.started
     if result.get("diff"):
         view.say("\nthe verified fix:\n" + result["diff"].rstrip("\n"))
-    if status == "fixed" and result.get("applied"):
-        check = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        summary = (check.stdout.strip().splitlines() or ["(no output)"])[-1]
-        view.say(f"\napplied to the copy; its tests now: {summary}")
+    if tests_now is not None:
+        view.say(f"\napplied to the copy; its tests now: {tests_now}")
     message = (result.get("error") or {}).get("message") if isinstance(result.get("error"), dict) else None
     usage = result.get("usage") or {}
     view.say(

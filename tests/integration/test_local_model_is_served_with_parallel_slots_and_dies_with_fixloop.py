@@ -311,7 +311,7 @@ def test_the_last_prompt_is_kept_on_disk_for_the_next_process(
     ]
     assert warm_ups == [1, 0]  # a restored prompt is not cut back to its prefix by a warm-up
     [kept] = (cache / "fixloop" / "prompts").iterdir()
-    assert kept.name.startswith("qwen2.5-coder-1.5b-instruct-q4_k_m-ctx")
+    assert kept.name.startswith("qwen2.5-coder-1.5b-instruct-q4_k_m-ctx") and kept.name.endswith("-f16.bin")
 
 
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])
@@ -402,7 +402,8 @@ async def test_a_stopped_server_that_restored_a_prompt_is_warmed_again_where_it_
     prompts.mkdir()
     model = tmp_path / "model.gguf"
     serving = Serving(LLAMA_SERVER, (str(fake_llama_server),), 1, 4096, 2, prompt_dir=prompts)
-    (prompts / prompt_file(model, serving.context)).write_bytes(b"kept")  # the last process's prompt
+    kept = prompts / prompt_file(model, serving.context, serving.cache_type)
+    kept.write_bytes(b"kept")  # the last process's prompt
     server = LocalModelServer(model, alias="fake-model", serving=serving, log_path=tmp_path / "server.log")
     prefix = [{"role": "system", "content": "You fix failing tests."}]
     try:

@@ -84,8 +84,14 @@ class Serving:
             *(SPECULATION if self.speculative else ()),
         ]
 
+    @property
+    def cache_type(self) -> str:
+        """The KV cache's type: f16, or q8_0 where memory is short."""
+        return "q8_0" if self.small_cache else "f16"
+
     def _cache_args(self) -> tuple[str, ...]:
-        kind, attention = ("q8_0", "on") if self.small_cache else ("f16", "off")
+        kind = self.cache_type
+        attention = "on" if self.small_cache else "off"  # a q8_0 V cache needs flash attention
         return ("--flash-attn", attention, "--cache-type-k", kind, "--cache-type-v", kind)
 
     def describe(self) -> str:

@@ -143,7 +143,7 @@ class LocalModelServer:
             outcome = await self._wait_ready(port, deadline)
             if outcome == "ready":
                 if self.serving.prompt_dir is not None and await restore_prompt(
-                    port, prompt_file(self.model_path, self.context)
+                    port, self._prompt_file()
                 ):  # the last process's prompt, kept: a warm-up would cut it back to the prefix
                     mark_restored(url)
                 self.base_url = url
@@ -230,7 +230,10 @@ class LocalModelServer:
         1.5 s a step, so that an exit is never held up by a busy server)."""
         if self.base_url and self.serving.prompt_dir is not None and self.running():
             port = urlsplit(self.base_url).port or 0
-            save_prompt(port, prompt_file(self.model_path, self.context), timeout=1.5)
+            save_prompt(port, self._prompt_file(), timeout=1.5)
+
+    def _prompt_file(self) -> str:
+        return prompt_file(self.model_path, self.context, self.serving.cache_type)
 
     def kill(self) -> None:
         """Synchronous, immediate stop (atexit, signal handlers)."""

@@ -26,9 +26,10 @@ def prompts_dir() -> Path:
     return Path(platformdirs.user_cache_dir("fixloop")) / "prompts"
 
 
-def prompt_file(model_path: Path, context: int) -> str:
-    """The slot file's name: one per model file and context size (a file restores only into its like)."""
-    return f"{model_path.stem}-ctx{context}.bin"
+def prompt_file(model_path: Path, context: int, cache: str) -> str:
+    """The slot file's name: one per model file, context size and KV cache type (a file restores only into
+    its like)."""
+    return f"{model_path.stem}-ctx{context}-{cache}.bin"
 
 
 async def restore_prompt(port: int, filename: str, timeout: float = 10.0) -> bool:  # noqa: ASYNC109
