@@ -98,15 +98,15 @@ def test_slots_follow_the_round_and_shrink_where_memory_is_short(
     assert (roomy.kind, roomy.slots, roomy.threads) == (LLAMA_SERVER, 5, 2)  # a round draws 6 - 1 at once
     # one prompt (24,000 characters at 3 a token, and the fixed prefix) plus a 2,048-token reply a slot
     assert roomy.context == 20_480
-    assert not roomy.small_cache and "f16" in roomy.args(Path("m.gguf"), "m", 1234)
+    assert roomy.cache_type == "f16" and "f16" in roomy.args(Path("m.gguf"), "m", 1234)
     short = plan(int(1.6 * GIB))  # not even one slot's f16 cache fits: a q8_0 one, half the bytes
-    assert 1 <= short.slots < roomy.slots and short.context < roomy.context and short.small_cache
+    assert 1 <= short.slots < roomy.slots and short.context < roomy.context and short.cache_type == "q8_0"
     assert short.context * SMALL_KV_BYTES_PER_TOKEN <= 256 << 20 < short.context * KV_BYTES_PER_TOKEN
     argv = short.args(Path("m.gguf"), "m", 1234)
     assert argv[argv.index("--cache-type-v") + 1] == "q8_0" and argv[argv.index("--flash-attn") + 1] == "on"
     assert "q8_0: memory is short" in short.describe()
     middle = plan(3 * GIB)  # 3 f16 slots would fit, all 5 in q8_0: short memory goes to q8_0
-    assert middle.small_cache and middle.slots > 2
+    assert middle.cache_type == "q8_0" and middle.slots > 2
     assert plan(8 * GIB, samples=1).slots == 1
     assert plan(8 * GIB, samples=20).slots == 8
     assert plan(8 * GIB, context=4096).context == 4096  # localContext overrides the sizing

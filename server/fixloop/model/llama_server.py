@@ -50,7 +50,7 @@ class Serving:
     context: int  # tokens of KV cache, shared by the slots (llama-server) or the one sequence
     slots: int = 1
     speculative: bool = False
-    small_cache: bool = False  # q8_0 K and V with flash attention: half the memory, slower on 2 cores
+    cache_type: str = "f16"  # KV cache; "q8_0" (flash attention): half the memory, slower on 2 cores
     prompt_dir: Path | None = None  # llama-server's slot files: the last prompt kept between processes
 
     def args(self, model: Path, alias: str, port: int) -> list[str]:
@@ -84,14 +84,9 @@ class Serving:
             *(SPECULATION if self.speculative else ()),
         ]
 
-    @property
-    def cache_type(self) -> str:
-        """The KV cache's type: f16, or q8_0 where memory is short."""
-        return "q8_0" if self.small_cache else "f16"
-
     def _cache_args(self) -> tuple[str, ...]:
         kind = self.cache_type
-        attention = "on" if self.small_cache else "off"  # a q8_0 V cache needs flash attention
+        attention = "off" if kind == "f16" else "on"  # a quantized V cache needs flash attention
         return ("--flash-attn", attention, "--cache-type-k", kind, "--cache-type-v", kind)
 
     def describe(self) -> str:
@@ -102,7 +97,7 @@ class Serving:
                 "llama.cpp's llama-server is not built: scripts/install-local.sh builds it)"
             )
         spec = ", n-gram speculation" if self.speculative else ""
-        cache = " (q8_0: memory is short)" if self.small_cache else ""
+        cache = "" if self.cache_type == "f16" else f" ({self.cache_type}: memory is short)"
         return (
             f"llama.cpp's llama-server ({self.program[0]}): {self.slots} slot(s), "
             f"{self.context:,}-token shared context{cache}, {self.threads} thread(s){spec}"
@@ -166,13 +161,13 @@ def plan_serving(
     if binary is None:
         return Serving(LLAMA_CPP_PYTHON, python_program, threads, context or _rounded(prompt + LONGEST_REPLY))
     wanted = max(1, min(MAX_SLOTS, samples - 1))
-    slots, small = wanted, False
+    slots, cache = wanted, "f16"
     free = memory if memory is not None else available_memory()
     if free is not None and context is None:
         budget = max(256 << 20, (free - model_size) // KV_SHARE)
         slots = _slots_that_fit(prompt, wanted, budget, KV_BYTES_PER_TOKEN)
         if slots < wanted or shared_context(prompt, slots) * KV_BYTES_PER_TOKEN > budget:
-            small = True  # memory is short: a q8_0 cache holds twice the tokens
+            cache = "q8_0"  # memory is short: a q8_0 cache holds twice the tokens
             slots = _slots_that_fit(prompt, wanted, budget, SMALL_KV_BYTES_PER_TOKEN)
     total = context or shared_context(prompt, slots)
     speculative = os.environ.get(SPECULATION_ENV, "").strip().lower() == "on"
@@ -183,7 +178,7 @@ def plan_serving(
         total,
         slots,
         speculative=speculative,
-        small_cache=small,
+        cache_type=cache,
         prompt_dir=prompts_dir(),
     )
 
