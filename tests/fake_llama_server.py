@@ -114,7 +114,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         time.sleep(DELAY)
         usage = {"prompt_tokens": 10, "completion_tokens": 2 * n, "total_tokens": 10 + 2 * n}
         if body.get("stream"):
-            self.stream(usage)
+            self.stream(usage, n)
             return
         choices = [
             {"index": i, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}
@@ -149,17 +149,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "usage": usage,
         }
 
-    def stream(self, usage: dict) -> None:
+    def stream(self, usage: dict, n: int = 1) -> None:
+        """The `n` choices streamed as llama-server streams them: each choice's chunks name it by index, and
+        its finish chunk carries its usage."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
         self.end_headers()
-        delta = {"index": 0, "delta": {"role": "assistant", "content": REPLY}, "finish_reason": None}
-        done = {"index": 0, "delta": {}, "finish_reason": "stop"}
-        for chunk in (
-            self.completion([delta], None, "chat.completion.chunk"),
-            {**self.completion([done], usage, "chat.completion.chunk")},
-        ):
+        chunks = []
+        for index in range(n):
+            delta = {"index": index, "delta": {"role": "assistant", "content": REPLY}, "finish_reason": None}
+            done = {"index": index, "delta": {}, "finish_reason": "stop"}
+            chunks.append(self.completion([delta], None, "chat.completion.chunk"))
+            chunks.append(self.completion([done], usage, "chat.completion.chunk"))
+        for chunk in chunks:
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()

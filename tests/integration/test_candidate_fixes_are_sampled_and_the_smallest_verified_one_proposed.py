@@ -3,7 +3,7 @@ proposed, the budget kept; a round that finds nothing teaches the loop what was 
 
 from __future__ import annotations
 
-from fixloop.events import Notice, Verdict
+from fixloop.events import Notice, Reply, Usage, Verdict
 
 DEF = "def factorial(n: int) -> int:\n    # n! = 1 * 2 * ... * n, and factorial(0) == 1\n"
 
@@ -53,6 +53,31 @@ async def test_the_smallest_verified_candidate_is_proposed_and_a_duplicate_is_ju
     assert batch.startswith(first) and "Tried and failed" in batch and "result -= i" in batch
     assert [verdict.accepted for verdict in outcome.of(Verdict)] == [True]
     assert "candidate 4 of 4" in outcome.result.summary
+
+
+async def test_a_batched_reply_that_goes_on_after_its_code_is_cut_and_holds_no_other(run_fix) -> None:
+    rambling = SMALL_FIX + "Let me explain the whole fix once more, in great detail.\n" * 60
+    script = [
+        {"content": WRONG},
+        {  # one streamed request, n=3: its chunks interleaved, a choice named by its index
+            "content": OTHER_WRONG,
+            "choices": [{"content": rambling}, {"content": WRONG}],
+            "chunk_chars": 4,
+            "chunk_delay": 0.002,
+        },
+    ]
+    outcome = await run_fix("demo", script, samples=4, **SAMPLE)
+
+    assert outcome.result.status == "fixed", outcome.notices
+    batch = outcome.server.requests[1]
+    assert batch["n"] == 3 and batch["stream"]
+    stream = outcome.server.streams[1]
+    assert stream["disconnected"] and stream["sent"] < stream["chunks"] // 2  # closed once all were over
+    replies = [reply for reply in outcome.of(Reply)][1:]
+    assert [reply.cut for reply in replies] == [None, "code", None]
+    assert "great detail" not in replies[1].text and "great detail" in replies[1].unused
+    usages = outcome.of(Usage)[1:]
+    assert usages[0].prompt_tokens > 0 and [usage.prompt_tokens for usage in usages[1:]] == [0, 0]
 
 
 async def test_without_n_each_candidate_is_its_own_request_and_the_budget_is_kept(run_fix) -> None:

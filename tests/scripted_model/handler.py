@@ -6,6 +6,7 @@ import json
 import select
 import socket
 import sys
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
@@ -164,7 +165,12 @@ class ChatHandler(BaseHTTPRequestHandler):
             return
         answer = Answer.build(owner, turn, body, int(turn.get("chunk_chars") or 0))
         if stream:
-            self._stream(answer, body, float(turn.get("chunk_delay") or 0))
+            piece = int(turn.get("chunk_chars") or 0)
+            extras = [
+                Answer.build(owner, extra, body, int(extra.get("chunk_chars") or piece))
+                for extra in turn.get("choices") or []
+            ]
+            self._stream(answer, body, float(turn.get("chunk_delay") or 0), extras=extras)
         else:
             payload = answer.completion()
             for index, extra in enumerate(turn.get("choices") or [], start=1):  # the turn's other choices
@@ -236,11 +242,22 @@ class ChatHandler(BaseHTTPRequestHandler):
             self._send_json(200, answer.completion())
 
     def _stream(
-        self, answer: Answer, body: dict[str, Any], chunk_delay: float = 0, record: bool = True
+        self,
+        answer: Answer,
+        body: dict[str, Any],
+        chunk_delay: float = 0,
+        record: bool = True,
+        extras: Sequence[Answer] = (),
     ) -> None:
-        """Send the chunks; a client that goes away before the end is seen and noted (`streams`)."""
+        """Send the chunks; a client that goes away before the end is seen and noted (`streams`). The
+        turn's other choices (`extras`, asked for with `n`) come interleaved with the first, a chunk of
+        each in turn, as llama.cpp's server sends them (a choice's usage chunk right after its finish)."""
         usage = self.owner.flavour.include_usage(body)
-        chunks = list(answer.chunks(include_usage=usage == "chunk", usage_in_last=usage == "last"))
+        streams = [
+            list(one.chunks(include_usage=usage == "chunk", usage_in_last=usage == "last", index=index))
+            for index, one in enumerate([answer, *extras])
+        ]
+        chunks = interleaved(streams) if extras else streams[0]
         seen = {"request": len(self.owner.requests), "sent": 0, "chunks": len(chunks), "disconnected": False}
         if record:
             with self.owner._lock:
@@ -314,3 +331,19 @@ def client_gone(connection: socket.socket) -> bool:
         return connection.recv(1, socket.MSG_PEEK) == b""
     except (OSError, ValueError):
         return True
+
+
+def interleaved(streams: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The chunks of several choices, one of each in turn; a usage chunk (no choices) goes with the one
+    before it."""
+    steps = []
+    for chunks in streams:
+        grouped: list[list[dict[str, Any]]] = []
+        for chunk in chunks:
+            if grouped and not chunk["choices"]:
+                grouped[-1].append(chunk)
+            else:
+                grouped.append([chunk])
+        steps.append(grouped)
+    longest = max(len(grouped) for grouped in steps)
+    return [chunk for at in range(longest) for grouped in steps if at < len(grouped) for chunk in grouped[at]]

@@ -105,10 +105,16 @@ class Answer:
             "usage": self.usage,
         }
 
-    def chunks(self, *, include_usage: bool, usage_in_last: bool = False) -> Iterator[dict[str, Any]]:
+    def chunks(
+        self, *, include_usage: bool, usage_in_last: bool = False, index: int = 0
+    ) -> Iterator[dict[str, Any]]:
         """The stream as OpenAI sends it: role, small content deltas, tool calls with split arguments,
         the finish reason, then (when asked) a usage chunk with no choices; `usage_in_last` puts the usage
-        into the finish chunk instead, as llama.cpp's server does."""
+        into the finish chunk instead, as llama.cpp's server does. `index`: the choice they belong to."""
+        for chunk in self._chunks(include_usage, usage_in_last):
+            yield {**chunk, "choices": [{**choice, "index": index} for choice in chunk["choices"]]}
+
+    def _chunks(self, include_usage: bool, usage_in_last: bool) -> Iterator[dict[str, Any]]:
         yield self._chunk({"role": "assistant", "content": "", "refusal": None}, include_usage)
         for piece in pieces(self.content or "", self.piece):
             yield self._chunk({"content": piece}, include_usage)

@@ -85,7 +85,7 @@ def validate_turn(turn: Any, index: int = 0) -> dict[str, Any]:
         if not isinstance(expect, dict) or set(expect) - EXPECT_KEYS:
             raise ScriptError(f"{where}: expect is an object with keys among {sorted(EXPECT_KEYS)}")
     normalized = dict(turn)
-    if "choices" in turn:  # more choices of a non-streamed answer (a request with `n`)
+    if "choices" in turn:  # more choices of an answer (a request with `n`)
         if not isinstance(turn["choices"], list):
             raise ScriptError(f"{where}: choices is a list of turns (each with content or tool_calls)")
         normalized["choices"] = [validate_turn(choice, index) for choice in turn["choices"]]

@@ -42,6 +42,7 @@ class Drawer(Protocol):
         *,
         tools: list[dict] | None = None,
         stop: Sequence[str] | None = None,
+        watch: Any = None,
     ) -> list[ModelReply]: ...
 
 

@@ -206,14 +206,14 @@ class CandidateSearch:
         *,
         sampling: Sampling | None = None,
     ) -> list[ModelReply]:
-        """`count` candidates in one request with `n`, each reply at most `max_tokens` long: unlike a
-        streamed draw, a batch cannot be cut when its code is complete, and it ends with its longest reply."""
+        """`count` candidates in one request with `n`, each reply at most `max_tokens` long and cut when its
+        code is complete; the request ends when its last reply does."""
         how = sampling or Sampling(
             self.limits.temperature, request.seed_base + 2, n=count, max_tokens=max_tokens
         )
         try:
             replies = await self.model.complete_choices(
-                draw.messages, how, tools=request.tools, stop=request.stop
+                draw.messages, how, tools=request.tools, stop=request.stop, watch=CodeReplyWatch
             )
         except ModelError:
             replies = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from fixloop.errors import ModelError
 from fixloop.model.replies import (
     MalformedReply,
     ModelReply,
+    StreamedChoices,
     StreamedReply,
     StreamWatch,
     prompt_chars,
@@ -156,26 +157,54 @@ class ChatModel:
         *,
         tools: list[dict] | None = None,
         stop: Sequence[str] | None = None,
+        watch: Callable[[], StreamWatch] | None = None,
     ) -> list[ModelReply]:
-        """`sampling.n` replies to one request (not streamed); fewer when the endpoint ignores `n` (as
-        llama.cpp servers do). The usage of the whole request is on the first reply."""
+        """`sampling.n` replies to one request; fewer when the endpoint ignores `n` (llama-cpp-python's
+        server does). Streamed (as the client streams), each choice watched by a `watch()` of its own: the
+        stream is closed once every choice has finished or been cut, so one reply that rambles on after
+        its code does not hold the others. The prompt's tokens are counted with the first reply."""
         started = time.monotonic()
+        kwargs = self._request(messages, tools, stop, sampling)
         try:
-            response = await self._client.chat.completions.create(
-                **self._request(messages, tools, stop, sampling)
-            )
+            if self.stream:
+                return await self._choices_streamed(kwargs, sampling.n, watch, messages, tools)
+            return replies_from_completion(await self._client.chat.completions.create(**kwargs))
         except openai.APIError as error:
             raise self._explain(error, tools is not None, 0) from None
+        except _Stalled as stalled:
+            raise self._explain(stalled, tools is not None, 0) from None
         except (ValueError, UnicodeError) as error:
             raise ModelError(
                 f"the model at {self.base_url} sent a reply that is not JSON ({_short(error)})"
             ) from None
-        finally:
-            self.seconds += time.monotonic() - started
-        try:
-            return replies_from_completion(response)
         except MalformedReply as malformed:
             raise ModelError(f"the model at {self.base_url} sent {malformed}") from None
+        finally:
+            self.seconds += time.monotonic() - started
+
+    async def _choices_streamed(
+        self,
+        kwargs: dict[str, Any],
+        n: int,
+        watch: Callable[[], StreamWatch] | None,
+        messages: Sequence[dict[str, Any]],
+        tools: list[dict] | None,
+    ) -> list[ModelReply]:
+        try:
+            stream = await self._client.chat.completions.create(
+                **kwargs, stream=True, stream_options={"include_usage": True}
+            )
+        except openai.APITimeoutError:
+            raise _Stalled(False) from None
+        choices = StreamedChoices(n, watch)
+        async for chunk in self._chunks(stream):
+            choices.add(chunk)
+            if choices.over:
+                await stream.close()  # the server stops the choices still generating
+                break
+        if not choices.answered:
+            raise MalformedReply("no chat completion chunks")
+        return choices.replies(messages, tools, self._prompt_ratio)
 
     async def _complete_retried(
         self,

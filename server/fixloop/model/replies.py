@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 
@@ -103,14 +103,25 @@ class StreamedReply:
 
     def add(self, chunk: Any) -> None:
         if getattr(chunk, "usage", None) is not None:
-            self.prompt_tokens = chunk.usage.prompt_tokens or 0
-            self.completion_tokens = chunk.usage.completion_tokens or 0
+            self.add_usage(chunk.usage)
         for choice in getattr(chunk, "choices", None) or []:
-            self.answered = True
-            if choice.delta is not None:
-                self._add_delta(choice.delta)
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
+            self.add_choice(choice)
+
+    def add_usage(self, usage: Any) -> None:
+        self.prompt_tokens = usage.prompt_tokens or 0
+        self.completion_tokens = usage.completion_tokens or 0
+
+    def add_choice(self, choice: Any) -> None:
+        self.answered = True
+        if choice.delta is not None:
+            self._add_delta(choice.delta)
+        if choice.finish_reason:
+            self.finish_reason = choice.finish_reason
+
+    @property
+    def over(self) -> bool:
+        """Whether nothing more of this reply is wanted: it finished, or its watch cut it."""
+        return self.finish_reason is not None or self.cut is not None
 
     def _add_delta(self, delta: Any) -> None:
         if delta.content:
@@ -164,6 +175,49 @@ class StreamedReply:
             unused_tokens=sum(1 for end in self.ends if cut is not None and end > cut.keep),
             estimated=estimated,
         )
+
+
+class StreamedChoices:
+    """The `n` choices of one streamed request as their chunks arrive (each chunk names its choice by
+    `index`), each read by a StreamedReply with a watch of its own (`watch()`, or none). A usage chunk
+    belongs to the choice that finished last: llama.cpp's server sends one after each choice's finish,
+    OpenAI one for the whole request at its end."""
+
+    def __init__(self, n: int, watch: Callable[[], StreamWatch] | None = None) -> None:
+        self.n = n
+        self.watch = watch
+        self.choices: dict[int, StreamedReply] = {}
+        self.finished_last: StreamedReply | None = None
+
+    def add(self, chunk: Any) -> None:
+        for choice in getattr(chunk, "choices", None) or []:
+            index = getattr(choice, "index", 0) or 0
+            one = self.choices.get(index)
+            if one is None:
+                one = self.choices[index] = StreamedReply(self.watch() if self.watch else None)
+            one.add_choice(choice)
+            if choice.finish_reason:
+                self.finished_last = one
+        usage = getattr(chunk, "usage", None)
+        owner = self.finished_last or next(iter(self.choices.values()), None)
+        if usage is not None and owner is not None:
+            owner.add_usage(usage)
+
+    @property
+    def answered(self) -> bool:
+        return any(one.answered for one in self.choices.values())
+
+    @property
+    def over(self) -> bool:
+        """Whether all `n` choices came and nothing more of any is wanted (the stream can be closed)."""
+        return len(self.choices) >= self.n and all(one.over for one in self.choices.values())
+
+    def replies(
+        self, messages: Sequence[dict[str, Any]], tools: list[dict] | None, prompt_ratio: float = 0.25
+    ) -> list[ModelReply]:
+        """One reply per choice, in index order; the prompt, read once, is counted with the first."""
+        replies = [one.reply(messages, tools, prompt_ratio) for _, one in sorted(self.choices.items())]
+        return replies[:1] + [replace(reply, prompt_tokens=0) for reply in replies[1:]]
 
 
 def prompt_chars(messages: Sequence[dict[str, Any]], tools: list[dict] | None) -> int:
