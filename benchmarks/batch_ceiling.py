@@ -18,10 +18,10 @@ import json
 import statistics
 import subprocess
 
-from speculation import PROMPT, post, wait_ready
+from speculation import PROMPT, llama_server_argument, post, wait_ready
 
 from fixloop.model.catalog import get_model
-from fixloop.model.llama_server import Serving, llama_server_path
+from fixloop.model.llama_server import Serving
 from fixloop.model.pull import model_path
 
 TOKENS = 64
@@ -71,20 +71,17 @@ def block(label: str, argv: list[str], port: int, counts: list[int], trials: int
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--llama-server", default=llama_server_path())
     parser.add_argument("--counts", default="1,2,3,5,7")
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--blocks", type=int, default=2, help="A B, B A, ... pairs of blocks")
-    args = parser.parse_args()
-    if args.llama_server is None:
-        raise SystemExit("no llama-server: scripts/build-llama-server.sh builds one")
+    server_path, args = llama_server_argument(parser)
     counts = [int(count) for count in args.counts.split(",")]
     model = model_path(get_model())
     forms = list(FORMS.items())
     for pair in range(args.blocks):
         for number, (label, changes) in enumerate(forms if pair % 2 == 0 else forms[::-1]):
             port = 18440 + 2 * pair + number
-            argv = Serving("llama-server", (str(args.llama_server),), 2, 20_480, 8).args(model, "bench", port)
+            argv = Serving("llama-server", (str(server_path),), 2, 20_480, 8).args(model, "bench", port)
             block(label, with_flags(argv, changes), port, counts, args.trials)
 
 

@@ -1,6 +1,6 @@
 """The managed local model served two ways, in one run on one machine: llama-cpp-python's server ("old")
-against llama.cpp's own llama-server with parallel slots ("new"; "new-spec": with n-gram speculative
-decoding, to decide whether it pays).
+against llama.cpp's own llama-server with parallel slots ("new"; "new-kept": again, with the prompt the
+"new" run kept; "new-spec": with n-gram speculative decoding, to decide whether it pays).
 
     python benchmarks/local_model.py                              # demo + 3 bench cases, demo x5
     python benchmarks/local_model.py --quick                      # demo only, demo x1: a smoke run
@@ -14,7 +14,9 @@ the run's wall time and status; then, on the same server, prompt tokens/s and de
 streamed whole-function request (a fresh prompt: time to the first token; then the stream's pieces per
 second). The demo's wall time is `fixloop demo --model local` (warm: the model downloaded), the median of
 --demo-runs. Servings alternate (old new, new old, ...) so a change in the machine's load hits both; the
-1-minute load average is printed with every row.
+1-minute load average is printed with every row. Each case's runs read its prompt cold: each has a user
+cache of its own, so no kept prompt (model/prompt_store.py) serves it, but "new-kept", which runs right
+after "new" in the same cache, as a retry or a second `fixloop demo` would.
 
 Old needs llama-cpp-python[server] in --llama-python (default: $FIXLOOP_LLAMA_PYTHON, else this
 interpreter); new needs llama-server (--llama-server, default: where fixloop finds it). Both need the
@@ -39,7 +41,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = ["demo", "shipping_quotes", "payroll_roles", "sales_pipeline"]
-SERVINGS = ["old", "new", "new-spec"]  # new-spec: llama-server with n-gram speculation
+# new-kept: llama-server again on the case, its prompt kept by the "new" run before it (a retry, the demo's
+# second run); new-spec: llama-server with n-gram speculation
+SERVINGS = ["old", "new", "new-kept", "new-spec"]
 
 
 # ---- the child: one fix run and one speed probe on one serving ----------------------------------------
@@ -149,6 +153,21 @@ async def probe(base_url: str, name: str, source: str) -> dict[str, float]:
     return await asyncio.to_thread(run)
 
 
+def wait_idle(base_url: str, seconds: float = 60) -> None:
+    """Until no slot of a llama-server still decodes a reply the run's end cut off (the probe would share
+    the cores with it); at once for llama-cpp-python's server, which has no /slots."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with opener.open(base_url.removesuffix("/v1") + "/slots", timeout=5) as response:
+                if not any(slot.get("is_processing") for slot in json.loads(response.read())):
+                    return
+        except (OSError, ValueError):
+            return
+        time.sleep(0.5)
+
+
 async def child(case: str, max_seconds: float) -> dict[str, Any]:
     from fixloop.config import load_settings
     from fixloop.engine import FixRequest, FixRun
@@ -172,6 +191,7 @@ async def child(case: str, max_seconds: float) -> dict[str, Any]:
         assert server.pid is not None and server.base_url is not None
         result.update(serving=server.serving.describe(), slots=server.serving.slots)
         code = "\n".join(path.read_text() for path in sorted(root.rglob("*.py")) if "test" not in path.name)
+        await asyncio.to_thread(wait_idle, server.base_url)
         result.update(await probe(server.base_url, server.model_name, code))
         result["peak_rss"] = peak_rss(server.pid)
     finally:
@@ -183,10 +203,16 @@ async def child(case: str, max_seconds: float) -> dict[str, Any]:
 # ---- the parent: servings alternated, a table --------------------------------------------------------
 
 
-def serving_env(serving: str, args: argparse.Namespace) -> dict[str, str]:
+def serving_env(serving: str, args: argparse.Namespace, cache: Path | None = None) -> dict[str, str]:
+    """The child's environment; with `cache`, its user cache (kept prompts, transcripts) is there, not the
+    user's, and the models are still found."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_MODEL", "OPENAI_"))}
     if "FIXLOOP_MODELS_DIR" in os.environ:
         env["FIXLOOP_MODELS_DIR"] = os.environ["FIXLOOP_MODELS_DIR"]
+    if cache is not None:
+        from fixloop.model.pull import models_dir
+
+        env.update(XDG_CACHE_HOME=str(cache), FIXLOOP_MODELS_DIR=str(models_dir()))
     if serving == "old":
         env["FIXLOOP_LLAMA_SERVER"] = "none"
         env["FIXLOOP_LLAMA_PYTHON"] = args.llama_python
@@ -197,17 +223,27 @@ def serving_env(serving: str, args: argparse.Namespace) -> dict[str, str]:
     return env
 
 
+def serving_order(servings: list[str], index: int) -> list[str]:
+    """The servings of the `index`th case: reversed every other case, so that a change in the machine's
+    speed hits both sides; new-kept always right after new, whose prompt it finds."""
+    order = [serving for serving in servings if serving != "new-kept"]
+    order = order if index % 2 == 0 else order[::-1]
+    if "new-kept" in servings:
+        order.insert(order.index("new") + 1 if "new" in order else len(order), "new-kept")
+    return order
+
+
 def load() -> float:
     return os.getloadavg()[0]
 
 
-def run_case(case: str, serving: str, args: argparse.Namespace) -> dict[str, Any]:
+def run_case(case: str, serving: str, args: argparse.Namespace, cache: Path) -> dict[str, Any]:
     try:
         done = subprocess.run(
             [sys.executable, __file__, "--child", case, "--max-seconds", str(args.max_seconds)],
             capture_output=True,
             text=True,
-            env=serving_env(serving, args),
+            env=serving_env(serving, args, cache),
             timeout=args.timeout,
         )
     except subprocess.TimeoutExpired:  # a row that says so, and the next serving still runs
@@ -241,7 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated (default: %(default)s)")
     parser.add_argument(
-        "--servings", default=",".join(SERVINGS), help="among old, new, new-spec (default: all three)"
+        "--servings",
+        default="old,new,new-kept",
+        help="among old, new, new-kept, new-spec (default: %(default)s)",
     )
     parser.add_argument("--demo-runs", type=int, default=5, help="demo wall-time runs per serving (0: none)")
     parser.add_argument("--quick", action="store_true", help="the demo case only, one demo run")
@@ -261,12 +299,19 @@ def main(argv: list[str] | None = None) -> int:
     demo_runs = min(args.demo_runs, 1) if args.quick else args.demo_runs
     rows: list[tuple[str, dict[str, Any], float]] = []
     for index, case in enumerate(cases):
-        order = servings if index % 2 == 0 else servings[::-1]
-        for serving in order:
+        # every serving reads the case's prompt cold (a user cache of its own) but new-kept, which shares
+        # the new run's and so finds its prompt kept
+        caches = {serving: Path(tempfile.mkdtemp(prefix="local-model-cache-")) for serving in servings}
+        if "new" in caches and "new-kept" in caches:
+            shutil.rmtree(caches["new-kept"])
+            caches["new-kept"] = caches["new"]
+        for serving in serving_order(servings, index):
             before = load()
-            row = run_case(case, serving, args)
+            row = run_case(case, serving, args, caches[serving])
             rows.append((serving, row, before))
             print(f"{serving} {case}: {json.dumps(row)}", file=sys.stderr, flush=True)
+        for cache in set(caches.values()):
+            shutil.rmtree(cache, ignore_errors=True)
     header = (
         "serving  case              status      peak RSS GiB  prompt t/s  decode t/s  cand/min  "
         "1st verified s  wall s  load"

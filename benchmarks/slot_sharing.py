@@ -65,7 +65,8 @@ def measure(messages: list[dict[str, Any]]) -> None:
 
 
 def main() -> None:
-    serving = Serving("llama-server", (str(llama_server_argument()),), 2, 20_480, 5, speculative=False)
+    server_path, _ = llama_server_argument()
+    serving = Serving("llama-server", (str(server_path),), 2, 20_480, 5, speculative=False)
     argv = serving.args(model_path(get_model()), "bench", PORT)
     with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as server:
         try:

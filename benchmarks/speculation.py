@@ -44,18 +44,19 @@ def wait_ready(port: int) -> None:
     raise SystemExit("llama-server did not start")
 
 
-def llama_server_argument() -> Path:
-    """The llama-server to measure: --llama-server, else the one fixloop finds."""
-    parser = argparse.ArgumentParser()
+def llama_server_argument(parser: argparse.ArgumentParser | None = None) -> tuple[Path, argparse.Namespace]:
+    """The llama-server to measure (--llama-server, else the one fixloop finds) and the other arguments
+    `parser` declares."""
+    parser = parser or argparse.ArgumentParser()
     parser.add_argument("--llama-server", type=Path, default=llama_server_path())
-    chosen = parser.parse_args().llama_server
-    if chosen is None:
+    args = parser.parse_args()
+    if args.llama_server is None:
         raise SystemExit("no llama-server: scripts/build-llama-server.sh builds one")
-    return chosen
+    return args.llama_server, args
 
 
 def main() -> None:
-    server_path = llama_server_argument()
+    server_path, _ = llama_server_argument()
     messages = json.loads(PROMPT.read_text())
     model = model_path(get_model())
     for label, speculative, port in (("speculation on", True, 18431), ("speculation off", False, 18432)):

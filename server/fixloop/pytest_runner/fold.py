@@ -321,6 +321,21 @@ def _with_hung_outcome(root: Path, timeout: float, run: TestRun, stacks: str) ->
     return dataclasses.replace(run, results={**run.results, run.hung_test: outcome})
 
 
+def _refused_ids(
+    root: Path, test_ids: list[str], output: str, results: dict[str, TestOutcome], errors: bool
+) -> None:
+    """Raise the one line for a run pytest refused (exit 4): a test id it did not find, or a command line
+    it rejected."""
+    missing = [(requested_id(test_id, test_ids), why) for test_id, why in ids_not_found(output, root)]
+    unexplained = [m for m in missing if m[0] not in results]
+    if unexplained:
+        test_id, why = unexplained[0]
+        raise TestRunError(f"test {test_id!r} not found in {root} (pytest: {why})")
+    if not missing and not results and not errors:
+        rejected = error_line(output)
+        raise TestRunError(f"pytest rejected the command line (exit 4): {rejected}: check testCommand")
+
+
 def _fold(root: Path, test_ids: list[str], finished: FinishedProcess) -> TestRun:
     exit_code, output, timed_out = finished.exit_code, finished.output, finished.timed_out
     if not finished.session_started and not timed_out:
@@ -336,15 +351,7 @@ def _fold(root: Path, test_ids: list[str], finished: FinishedProcess) -> TestRun
     results = folded.outcomes(test_ids)
 
     if exit_code == 4 and not timed_out:
-        missing = [(requested_id(test_id, test_ids), why) for test_id, why in ids_not_found(output, root)]
-        unexplained = [m for m in missing if m[0] not in results]
-        if unexplained:
-            test_id, why = unexplained[0]
-            raise TestRunError(f"test {test_id!r} not found in {root} (pytest: {why})")
-        if not missing and not results and not folded.errors:
-            raise TestRunError(
-                f"pytest rejected the command line (exit 4): {error_line(output)}: check testCommand"
-            )
+        _refused_ids(root, test_ids, output, results, bool(folded.errors))
 
     hung = folded.running() if timed_out else None
     ended = any(r.get("kind") == "session_finish" for r in finished.records)

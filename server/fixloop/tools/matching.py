@@ -108,32 +108,15 @@ def _line_match(text: str, old: str, new: str, rel: str) -> Replacement | None:
     key, old_prefix = _dedented(old_lines)
     file_lines = text.split("\n")
     n = len(old_lines)
-    first_key = key[0].strip()
-    matches: list[tuple[int, str]] = []
-    for i in range(len(file_lines) - n + 1):
-        if file_lines[i].strip() != first_key:
-            continue
-        window_key, window_prefix = _dedented(file_lines[i : i + n])
-        if window_key == key:
-            matches.append((i, window_prefix))
+    matches = _windows(file_lines, key)
     if not matches:
         return None
     if len(matches) > 1:
         raise _multiple(rel, [i + 1 for i, _ in matches])
     i, window_prefix = matches[0]
-    new_lines = new.split("\n")
-    if new.endswith("\n"):
-        new_lines.pop()
-    # Blank lines the model wrapped around old_text are dropped from new_text the same way.
-    while lead_blank and new_lines and not new_lines[0].strip():
-        new_lines.pop(0)
-        lead_blank -= 1
-    while trail_blank and new_lines and not new_lines[-1].strip():
-        new_lines.pop()
-        trail_blank -= 1
-    if new == "":
-        new_lines = []
-    reindented = [_reindent(line, old_prefix, window_prefix) for line in new_lines]
+    reindented = [
+        _reindent(line, old_prefix, window_prefix) for line in _new_lines(new, lead_blank, trail_blank)
+    ]
     result_lines = file_lines[:i] + reindented + file_lines[i + n :]
     return Replacement(
         "\n".join(result_lines),
@@ -143,6 +126,36 @@ def _line_match(text: str, old: str, new: str, rel: str) -> Replacement | None:
         i + len(reindented),
         reindented=old_prefix != window_prefix,
     )
+
+
+def _windows(file_lines: list[str], key: list[str]) -> list[tuple[int, str]]:
+    """Where the file's lines equal `key` but for their common indent: (first line's index, that indent)."""
+    first_key = key[0].strip()
+    matches: list[tuple[int, str]] = []
+    for i in range(len(file_lines) - len(key) + 1):
+        if file_lines[i].strip() != first_key:
+            continue
+        window_key, window_prefix = _dedented(file_lines[i : i + len(key)])
+        if window_key == key:
+            matches.append((i, window_prefix))
+    return matches
+
+
+def _new_lines(new: str, lead_blank: int, trail_blank: int) -> list[str]:
+    """The replacement's lines, less the blank lines the model wrapped around old_text (dropped from new_text
+    the same way)."""
+    if new == "":
+        return []
+    new_lines = new.split("\n")
+    if new.endswith("\n"):
+        new_lines.pop()
+    while lead_blank and new_lines and not new_lines[0].strip():
+        new_lines.pop(0)
+        lead_blank -= 1
+    while trail_blank and new_lines and not new_lines[-1].strip():
+        new_lines.pop()
+        trail_blank -= 1
+    return new_lines
 
 
 def _reindent(line: str, old_prefix: str, window_prefix: str) -> str:

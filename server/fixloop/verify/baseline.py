@@ -76,35 +76,14 @@ async def record_baseline(
 def related_test_modules(root: Path, modules: Sequence[str], limit: int = 40) -> list[str]:
     """Other test modules importing project code that `modules` reach through imports (nearest first), or a
     package whose `__init__` they reach (`from semver import compare` reaches `semver/version.py`)."""
-    files = set(python_files(root))
-    by_name = module_map(files)
-    parsed: dict[str, tuple[set[str], set[str]]] = {}
-
-    def dependencies(rel: str) -> set[str]:
-        if rel not in parsed:
-            try:
-                parsed[rel] = imports_of(rel, (root / rel).read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError):
-                parsed[rel] = (set(), set())
-        names, paths = parsed[rel]
-        found = {by_name[name] for name in names if name in by_name}
-        found |= {candidate for path in paths for candidate in (f"{path}.py", f"{path}/__init__.py")}
-        return found & files
-
-    reach: set[str] = set()
-    queue = [module for module in modules if module in files]
-    while queue:
-        current = queue.pop()
-        for dependency in dependencies(current):
-            if dependency not in reach and not is_test_path(dependency):
-                reach.add(dependency)
-                queue.append(dependency)
+    imports = _Imports(root)
+    reach = imports.reach(modules)
     if not reach:
         return []
     words = _import_words(reach)
     target_dirs = {PurePosixPath(module).parent for module in modules}
     related = []
-    for rel in files:
+    for rel in imports.files:
         name = PurePosixPath(rel).name
         if rel in modules or not (name.startswith("test_") or name.endswith("_test.py")):
             continue
@@ -112,10 +91,43 @@ def related_test_modules(root: Path, modules: Sequence[str], limit: int = 40) ->
             text = (root / rel).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if any(word in text for word in words) and dependencies(rel) & reach:  # `from pkg import f` too
+        if any(word in text for word in words) and imports.of(rel) & reach:  # `from pkg import f` too
             related.append(rel)
     related.sort(key=lambda rel: (PurePosixPath(rel).parent not in target_dirs, rel))
     return related[:limit]
+
+
+class _Imports:
+    """The project's Python files and the ones each imports (each file parsed once, when first asked)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files = set(python_files(root))
+        self.by_name = module_map(self.files)
+        self.parsed: dict[str, tuple[set[str], set[str]]] = {}
+
+    def of(self, rel: str) -> set[str]:
+        """The project files `rel` imports."""
+        if rel not in self.parsed:
+            try:
+                self.parsed[rel] = imports_of(rel, (self.root / rel).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                self.parsed[rel] = (set(), set())
+        names, paths = self.parsed[rel]
+        found = {self.by_name[name] for name in names if name in self.by_name}
+        found |= {candidate for path in paths for candidate in (f"{path}.py", f"{path}/__init__.py")}
+        return found & self.files
+
+    def reach(self, modules: Sequence[str]) -> set[str]:
+        """The project's non-test files that `modules` reach through imports."""
+        reach: set[str] = set()
+        queue = [module for module in modules if module in self.files]
+        while queue:
+            for dependency in self.of(queue.pop()):
+                if dependency not in reach and not is_test_path(dependency):
+                    reach.add(dependency)
+                    queue.append(dependency)
+        return reach
 
 
 def _import_words(modules: set[str]) -> set[str]:

@@ -129,6 +129,20 @@ def _test_file_reasons(change: FileChange) -> list[str]:
         line = _first_changed_line(old, new)
         return [f"{path}: conftest.py changed at line {line} — fixtures and hooks are part of the tests; "
                 f"{_FIX_THE_CODE}"]  # fmt: skip
+    reasons = _hunk_reasons(path, old, new)
+    old_tests = {a or b for a, b in _TEST_DEF.findall(old)}
+    new_tests = {a or b for a, b in _TEST_DEF.findall(new)}
+    for name in sorted(old_tests - new_tests):
+        reasons.append(f"{path}: test {name} deleted or renamed — restore it; {_FIX_THE_CODE}")
+    if not reasons:
+        line = _first_changed_line(old, new)
+        reasons.append(f"{path}: test file changed at line {line} — {_FIX_THE_CODE}")
+    return list(dict.fromkeys(reasons))
+
+
+def _hunk_reasons(path: str, old: str, new: str) -> list[str]:
+    """What each changed hunk of a test file does: an assertion changed or deleted, a skip/xfail marker or
+    monkeypatching added."""
     old_lines, new_lines = old.splitlines(), new.splitlines()
     reasons: list[str] = []
     skip_added = len(_SKIP.findall(new)) > len(_SKIP.findall(old))
@@ -156,14 +170,7 @@ def _test_file_reasons(change: FileChange) -> list[str]:
                     f"{path}: monkeypatching added at line {number} — do not replace the code under test "
                     f"from the test side; fix the code itself"
                 )
-    old_tests = {a or b for a, b in _TEST_DEF.findall(old)}
-    new_tests = {a or b for a, b in _TEST_DEF.findall(new)}
-    for name in sorted(old_tests - new_tests):
-        reasons.append(f"{path}: test {name} deleted or renamed — restore it; {_FIX_THE_CODE}")
-    if not reasons:
-        line = _first_changed_line(old, new)
-        reasons.append(f"{path}: test file changed at line {line} — {_FIX_THE_CODE}")
-    return list(dict.fromkeys(reasons))
+    return reasons
 
 
 def _cheat_reasons(change: FileChange) -> list[str]:
