@@ -1,8 +1,9 @@
 """Generate and validate: draw N candidate fixes from one prompt, verify each alone, keep the smallest.
 
 The first candidate is the model's best guess (temperature 0), the others are drawn at the sampling
-temperature with distinct seeds — in one request with `n` where the endpoint honours it (llama.cpp's
-llama-server with a slot each: the prompt read once), else one request each, as many at a time as the
+temperature with distinct seeds — in one streamed request with `n` where the endpoint honours it
+(llama.cpp's llama-server with a slot each: the prompt read once; each reply cut when its code is complete,
+as a single draw is), else one request each, as many at a time as the
 endpoint serves at once (one for llama-cpp-python's server). Each distinct
 candidate is judged by the gate on a clean copy of its own, up to `parallel` at a time, while the next ones
 are drawn; a candidate already judged (in this round or before) is not judged again. Drawing stops at the
