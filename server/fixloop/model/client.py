@@ -24,9 +24,13 @@ from fixloop.model.replies import (
     StreamedChoices,
     StreamedReply,
     StreamWatch,
+    content_type_of,
+    error_message,
     prompt_chars,
+    refused_connection,
     replies_from_completion,
     reply_from_completion,
+    short_error,
 )
 
 log = logging.getLogger(__name__)
@@ -159,10 +163,8 @@ class ChatModel:
         stop: Sequence[str] | None = None,
         watch: Callable[[], StreamWatch] | None = None,
     ) -> list[ModelReply]:
-        """`sampling.n` replies to one request; fewer when the endpoint ignores `n` (llama-cpp-python's
-        server does). Streamed (as the client streams), each choice watched by a `watch()` of its own: the
-        stream is closed once every choice has finished or been cut, so one reply that rambles on after
-        its code does not hold the others. The prompt's tokens are counted with the first reply."""
+        """`sampling.n` replies to one request (fewer where `n` is ignored); streamed, each with a `watch()`,
+        and closed once every reply has finished or been cut; the prompt's tokens go with the first."""
         started = time.monotonic()
         kwargs = self._request(messages, tools, stop, sampling)
         try:
@@ -175,7 +177,7 @@ class ChatModel:
             raise self._explain(stalled, tools is not None, 0) from None
         except (ValueError, UnicodeError) as error:
             raise ModelError(
-                f"the model at {self.base_url} sent a reply that is not JSON ({_short(error)})"
+                f"the model at {self.base_url} sent a reply that is not JSON ({short_error(error)})"
             ) from None
         except MalformedReply as malformed:
             raise ModelError(f"the model at {self.base_url} sent {malformed}") from None
@@ -183,12 +185,7 @@ class ChatModel:
             self.seconds += time.monotonic() - started
 
     async def _choices_streamed(
-        self,
-        kwargs: dict[str, Any],
-        n: int,
-        watch: Callable[[], StreamWatch] | None,
-        messages: Sequence[dict[str, Any]],
-        tools: list[dict] | None,
+        self, kwargs: dict[str, Any], n: int, watch: Callable[[], StreamWatch] | None, *context: Any
     ) -> list[ModelReply]:
         try:
             stream = await self._client.chat.completions.create(
@@ -204,6 +201,7 @@ class ChatModel:
                 break
         if not choices.answered:
             raise MalformedReply("no chat completion chunks")
+        messages, tools = context
         return choices.replies(messages, tools, self._prompt_ratio)
 
     async def _complete_retried(
@@ -220,7 +218,7 @@ class ChatModel:
             try:
                 return await self._complete_once(messages, tools, stop, watch, sampling)
             except openai.BadRequestError as error:
-                if self.max_output_tokens is None or "max_tokens" not in _error_message(error):
+                if self.max_output_tokens is None or "max_tokens" not in error_message(error):
                     raise self._explain(error, tools is not None, attempt) from None
                 self.max_output_tokens = None  # an endpoint that rejects max_tokens: leave it out from now on
                 continue
@@ -233,14 +231,14 @@ class ChatModel:
                 ) from None
             except openai.APIError as failure:  # an error object inside a 200 stream
                 raise ModelError(
-                    f"the model at {self.base_url} reported an error in its answer: {_short(failure)}"
+                    f"the model at {self.base_url} reported an error in its answer: {short_error(failure)}"
                 ) from None
             retryable, limit = self._retries_for(error)
             delay = self._retry_delay(error, attempt)
             spent = time.monotonic() - started
             if not retryable or attempt >= limit or spent + delay > self.retry_window:
                 raise self._explain(error, tools is not None, attempt, spent) from None
-            log.info("model call failed (%s); retrying in %.1fs", _short(error), delay)
+            log.info("model call failed (%s); retrying in %.1fs", short_error(error), delay)
             attempt += 1
             await asyncio.sleep(delay)
 
@@ -282,7 +280,7 @@ class ChatModel:
             except openai.APITimeoutError:
                 raise _Stalled(False) from None
             except (ValueError, UnicodeError) as error:  # a body that is not JSON
-                raise MalformedReply(f"a reply that is not JSON ({_short(error)})") from None
+                raise MalformedReply(f"a reply that is not JSON ({short_error(error)})") from None
             return reply_from_completion(response)
         try:
             stream = await self._client.chat.completions.create(
@@ -322,7 +320,7 @@ class ChatModel:
                 except openai.APITimeoutError:
                     raise _Stalled(started) from None
                 except (ValueError, UnicodeError) as error:  # a line that is not JSON, bytes not UTF-8
-                    raise MalformedReply(f"a stream line that is not JSON ({_short(error)})") from None
+                    raise MalformedReply(f"a stream line that is not JSON ({short_error(error)})") from None
                 started = True
                 waited = self.stall_timeout
                 yield chunk
@@ -337,7 +335,7 @@ class ChatModel:
             getattr(error, "status_code", 0) in RETRYABLE_STATUS
         )
         # a refused connection is rarely transient: give up sooner than on a 5xx or a dropped stream
-        limit = min(self.max_retries, 2) if _refused(error) else self.max_retries
+        limit = min(self.max_retries, 2) if refused_connection(error) else self.max_retries
         if isinstance(error, openai.APITimeoutError):
             limit = min(limit, MAX_STALL_RETRIES)
         return retryable, limit
@@ -369,7 +367,7 @@ class ChatModel:
             )
         if isinstance(error, openai.APIConnectionError):
             cause = error.__cause__ or error.__context__
-            reason = _short(cause) if cause else "connection failed"
+            reason = short_error(cause) if cause else "connection failed"
             if "refused" in reason.lower() or "all connection attempts failed" in reason.lower():
                 reason = "connection refused"
             elif "incomplete" in reason.lower() or "peer closed" in reason.lower():
@@ -379,7 +377,7 @@ class ChatModel:
                 )
             return ModelError(f"cannot reach {where}: {reason} — is your model server running?")
         status = getattr(error, "status_code", 0)
-        message = _error_message(error)
+        message = error_message(error)
         if status == 401:
             return ModelError(
                 f"401 from {where}: set FIXLOOP_API_KEY (or the variable named by apiKeyEnv) to a valid key"
@@ -395,35 +393,5 @@ class ChatModel:
             return ToolsUnsupported(f"{where} does not accept tools: {message}")
         after = f" after {retries} retries" if retries else ""
         if "<html" in message.lower() or message.startswith("Error code:"):
-            message = f"{_content_type(error)} answer, not an API error"
+            message = f"{content_type_of(error)} answer, not an API error"
         return ModelError(f"model error {status} from {where}{after}: {message}")
-
-
-def _refused(error: Exception) -> bool:
-    if not isinstance(error, openai.APIConnectionError) or isinstance(error, openai.APITimeoutError):
-        return False
-    cause = error.__cause__ or error.__context__
-    text = str(cause or "").lower()
-    return "refused" in text or "all connection attempts failed" in text
-
-
-def _error_message(error: Exception) -> str:
-    body = getattr(error, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-        if isinstance(inner, str):
-            return inner[:300]
-    return _short(error)
-
-
-def _content_type(error: Exception) -> str:
-    response = getattr(error, "response", None)
-    kind = response.headers.get("content-type", "") if response is not None else ""
-    return (kind.split(";")[0] or "an empty") if kind else "an empty"
-
-
-def _short(error: BaseException | None) -> str:
-    text = str(error).strip().splitlines()[0] if error is not None and str(error).strip() else ""
-    return (text or type(error).__name__)[:300]

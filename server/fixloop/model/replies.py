@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+import openai
+
 
 @dataclass(frozen=True)
 class ToolCallRequest:
@@ -231,3 +233,33 @@ class MalformedReply(Exception):
 def short_text(value: Any) -> str:
     text = " ".join(str(value).split())
     return (text[:80] + "…") if len(text) > 80 else (text or "an empty body")
+
+
+def refused_connection(error: Exception) -> bool:
+    if not isinstance(error, openai.APIConnectionError) or isinstance(error, openai.APITimeoutError):
+        return False
+    cause = error.__cause__ or error.__context__
+    text = str(cause or "").lower()
+    return "refused" in text or "all connection attempts failed" in text
+
+
+def error_message(error: Exception) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:300]
+        if isinstance(inner, str):
+            return inner[:300]
+    return short_error(error)
+
+
+def content_type_of(error: Exception) -> str:
+    response = getattr(error, "response", None)
+    kind = response.headers.get("content-type", "") if response is not None else ""
+    return (kind.split(";")[0] or "an empty") if kind else "an empty"
+
+
+def short_error(error: BaseException | None) -> str:
+    text = str(error).strip().splitlines()[0] if error is not None and str(error).strip() else ""
+    return (text or type(error).__name__)[:300]
