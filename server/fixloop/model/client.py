@@ -39,6 +39,7 @@ RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 STALL_TIMEOUT = 60.0  # seconds without a chunk once a stream has started
 RETRY_WINDOW = 120.0  # seconds of retrying, in all, for one turn
 MAX_STALL_RETRIES = 1  # a server that stalls twice in a row is stuck, not busy
+Watches = Callable[[], StreamWatch] | None  # a watch for each reply of a batch, or none
 
 
 class _Stalled(Exception):
@@ -185,7 +186,7 @@ class ChatModel:
             self.seconds += time.monotonic() - started
 
     async def _choices_streamed(
-        self, kwargs: dict[str, Any], n: int, watch: Callable[[], StreamWatch] | None, *context: Any
+        self, kwargs: dict[str, Any], n: int, watch: Watches, messages: Sequence[dict[str, Any]], tools: Any
     ) -> list[ModelReply]:
         try:
             stream = await self._client.chat.completions.create(
@@ -201,7 +202,6 @@ class ChatModel:
                 break
         if not choices.answered:
             raise MalformedReply("no chat completion chunks")
-        messages, tools = context
         return choices.replies(messages, tools, self._prompt_ratio)
 
     async def _complete_retried(
