@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,6 +15,11 @@ sys.path.insert(0, str(Path(__file__).parent))  # `import support` from any test
 from scripted_model import ScriptedModelServer
 from support import copy_project
 from tool_made_projects import ProjectBuilder
+
+# A suite started in the background by a script (`cmd &` without job control) inherits SIGINT ignored, and
+# so would every process it starts: the Ctrl-C tests stand for a terminal, whose foreground job has it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

@@ -296,16 +296,19 @@ async def _fix_through_the_server(
 
 async def _shutdown(client: LanguageClient, process: asyncio.subprocess.Process | None) -> None:
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(client.shutdown_async(None), 10)
+        async with asyncio.timeout(10):
+            await client.shutdown_async(None)
         client.exit(None)
     if process is not None and process.returncode is None:
         try:
-            await asyncio.wait_for(process.wait(), 10)
+            async with asyncio.timeout(10):
+                await process.wait()
         except TimeoutError:
             process.kill()
             await process.wait()
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(client.stop(), 5)
+        async with asyncio.timeout(5):
+            await client.stop()
 
 
 def _as_dict(result: Any) -> dict[str, Any]:
@@ -321,7 +324,8 @@ async def _tests_now(root: Path) -> str:
         cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     try:
-        output, _ = await asyncio.wait_for(process.communicate(), TESTS_NOW_SECONDS)
+        async with asyncio.timeout(TESTS_NOW_SECONDS):
+            output, _ = await process.communicate()
     except TimeoutError:
         process.kill()
         await process.wait()

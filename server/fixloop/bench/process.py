@@ -33,18 +33,7 @@ async def run_process(
     """
     loop = asyncio.get_running_loop()
     started = loop.time()
-    common = {
-        "cwd": cwd,
-        "env": dict(env),
-        "stdin": asyncio.subprocess.DEVNULL,
-        "stdout": asyncio.subprocess.PIPE,
-        "stderr": asyncio.subprocess.STDOUT,
-        "start_new_session": True,
-    }
-    if isinstance(argv, str):
-        proc = await asyncio.create_subprocess_shell(argv, **common)
-    else:
-        proc = await asyncio.create_subprocess_exec(*argv, **common)
+    proc = await _spawn(argv, cwd, env)
     tail = bytearray()
 
     async def drain() -> None:
@@ -57,12 +46,14 @@ async def run_process(
     timed_out = False
     try:
         try:
-            await asyncio.wait_for(proc.wait(), limit)
+            async with asyncio.timeout(limit):
+                await proc.wait()
         except TimeoutError:
             timed_out = True
         await kill_group(proc)
         with contextlib.suppress(TimeoutError):  # a grandchild that left the group may hold the pipe
-            await asyncio.wait_for(asyncio.shield(reader), KILL_GRACE)
+            async with asyncio.timeout(KILL_GRACE):
+                await asyncio.shield(reader)
     except asyncio.CancelledError:
         await asyncio.shield(kill_group(proc))
         raise
@@ -72,15 +63,32 @@ async def run_process(
     return Finished(None if timed_out else proc.returncode, text, timed_out, loop.time() - started)
 
 
+async def _spawn(argv: Sequence[str] | str, cwd: Path, env: Mapping[str, str]) -> asyncio.subprocess.Process:
+    """`argv` started in a session of its own, its output (both streams) on one pipe."""
+    common = {
+        "cwd": cwd,
+        "env": dict(env),
+        "stdin": asyncio.subprocess.DEVNULL,
+        "stdout": asyncio.subprocess.PIPE,
+        "stderr": asyncio.subprocess.STDOUT,
+        "start_new_session": True,
+    }
+    if isinstance(argv, str):
+        return await asyncio.create_subprocess_shell(argv, **common)
+    return await asyncio.create_subprocess_exec(*argv, **common)
+
+
 async def kill_group(proc: asyncio.subprocess.Process) -> None:
     """SIGTERM the process group, then SIGKILL whatever is left of it."""
     if proc.returncode is None:
         _signal_group(proc.pid, signal.SIGTERM)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), KILL_GRACE)
+            async with asyncio.timeout(KILL_GRACE):
+                await proc.wait()
     _signal_group(proc.pid, signal.SIGKILL)  # stragglers of a group whose leader is gone
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), KILL_GRACE)
+        async with asyncio.timeout(KILL_GRACE):
+            await proc.wait()
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

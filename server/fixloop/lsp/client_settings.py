@@ -28,9 +28,8 @@ async def pull_configuration(ls: FixloopServer, roots: list[Path] | None = None)
     ls.settings.asked.update(roots)
     try:
         request = types.ConfigurationParams(items=items or [types.ConfigurationItem(section=SECTION)])
-        answer = await asyncio.wait_for(
-            asyncio.shield(ls.workspace_configuration_async(request)), CONFIGURATION_WAIT
-        )
+        async with asyncio.timeout(CONFIGURATION_WAIT):
+            answer = await asyncio.shield(ls.workspace_configuration_async(request))
     except Exception as error:
         log.warning("workspace/configuration failed: %s", error)
         return

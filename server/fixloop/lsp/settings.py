@@ -53,7 +53,8 @@ class SettingsState:
         """Wait until the client's settings are in, so a command sent right after startup uses them."""
         if self._loaded is not None and not self._loaded.done():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._loaded), CONFIGURATION_WAIT)
+                async with asyncio.timeout(CONFIGURATION_WAIT):
+                    await asyncio.shield(self._loaded)
 
     def resolve(self, root: Path, project: Path | None = None) -> tuple[Settings, list[str]]:
         """Settings for the workspace folder `root` (and the test's `project` below it, whose

@@ -312,7 +312,8 @@ class ChatModel:
         try:
             while True:
                 try:
-                    chunk = await asyncio.wait_for(iterator.__anext__(), waited)
+                    async with asyncio.timeout(waited):
+                        chunk = await iterator.__anext__()
                 except StopAsyncIteration:
                     return
                 except TimeoutError:

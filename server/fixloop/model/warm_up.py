@@ -75,7 +75,8 @@ async def settle(base_url: str, timeout: float) -> None:  # noqa: ASYNC109 - a b
     if task is None or task.done() or task.get_loop() is not asyncio.get_running_loop():
         return
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(asyncio.shield(task), timeout)
+        async with asyncio.timeout(timeout):
+            await asyncio.shield(task)
 
 
 async def _warm(

@@ -276,7 +276,8 @@ class PytestRunner:
         timed_out = False
         try:
             try:
-                await asyncio.wait_for(proc.wait(), self.timeout)
+                async with asyncio.timeout(self.timeout):
+                    await proc.wait()
             except TimeoutError:
                 timed_out = True
                 if signal_tree(proc.pid, "SIGUSR1"):  # our plugin dumps the stacks
@@ -284,7 +285,8 @@ class PytestRunner:
             await _kill_group(proc, KILL_GRACE)
             # A process that left the group may still hold the pipe: don't wait on it for long.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(reader), 2.0)
+                async with asyncio.timeout(2.0):
+                    await asyncio.shield(reader)
         except asyncio.CancelledError:
             await asyncio.shield(_kill_group(proc, KILL_GRACE))
             raise
@@ -366,11 +368,13 @@ async def _kill_group(proc: asyncio.subprocess.Process, grace: float) -> None:
     if proc.returncode is None:
         await asyncio.to_thread(signal_tree, proc.pid, "SIGTERM")
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), grace)
+            async with asyncio.timeout(grace):
+                await proc.wait()
     if not CURRENT.windows:
         signal_tree(proc.pid, "SIGKILL")
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), grace * 2)
+        async with asyncio.timeout(grace * 2):
+            await proc.wait()
 
 
 class _OutputTail:

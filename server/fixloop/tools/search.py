@@ -111,7 +111,8 @@ class SearchTool(Tool):
         )
         try:
             data = json.dumps(job).encode("utf-8", "surrogateescape")
-            out, err = await asyncio.wait_for(process.communicate(data), self.time_limit)
+            async with asyncio.timeout(self.time_limit):
+                out, err = await process.communicate(data)
         except TimeoutError:
             raise SearchError(
                 f"search for {pattern!r} was stopped after {self.time_limit:g} s: the pattern "
