@@ -9,6 +9,7 @@ with a one-line message, never a parser's exception.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -195,11 +196,11 @@ class ChatModel:
         except openai.APITimeoutError:
             raise _Stalled(False) from None
         choices = StreamedChoices(n, watch)
-        async for chunk in self._chunks(stream):
-            choices.add(chunk)
-            if choices.over:
-                await stream.close()  # the server stops the choices still generating
-                break
+        async with contextlib.aclosing(self._chunks(stream)) as chunks:
+            async for chunk in chunks:
+                choices.add(chunk)
+                if choices.over:
+                    break
         if not choices.answered:
             raise MalformedReply("no chat completion chunks")
         return choices.replies(messages, tools, self._prompt_ratio)
@@ -289,11 +290,11 @@ class ChatModel:
         except openai.APITimeoutError:
             raise _Stalled(False) from None
         streamed = StreamedReply(watch)
-        async for chunk in self._chunks(stream):
-            streamed.add(chunk)
-            if streamed.cut is not None:
-                await stream.close()  # the server stops generating once the client has gone
-                break
+        async with contextlib.aclosing(self._chunks(stream)) as chunks:
+            async for chunk in chunks:
+                streamed.add(chunk)
+                if streamed.cut is not None:
+                    break
         if not streamed.answered:
             kind = stream.response.headers.get("content-type", "no content type").split(";")[0]
             raise MalformedReply(
@@ -305,7 +306,7 @@ class ChatModel:
         return reply
 
     async def _chunks(self, stream: Any) -> AsyncIterator[Any]:
-        """The stream's chunks; the first may take the request timeout, later ones the stall timeout."""
+        """The stream's chunks, the first in the request timeout, the rest each in the stall timeout."""
         iterator = stream.__aiter__()
         waited = self.timeout
         started = False
@@ -326,7 +327,8 @@ class ChatModel:
                 waited = self.stall_timeout
                 yield chunk
         finally:
-            await stream.close()
+            await stream.close()  # closed by the caller (`aclosing`, not the collector): the server stops
+            await iterator.aclose()
 
     def _retries_for(self, error: Exception) -> tuple[bool, int]:
         """Whether a failed call is worth another try, and how many tries it gets at most."""
