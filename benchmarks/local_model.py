@@ -1,10 +1,11 @@
 """The managed local model served two ways, in one run on one machine: llama-cpp-python's server ("old")
 against llama.cpp's own llama-server with parallel slots ("new"; "new-kept": again, with the prompt the
-"new" run kept; "new-spec": with n-gram speculative decoding, to decide whether it pays).
+"new" run kept, its first; "new-spec": with n-gram speculative decoding, to decide whether it pays).
 
     python benchmarks/local_model.py                              # demo + 3 bench cases, demo x5
     python benchmarks/local_model.py --quick                      # demo only, demo x1: a smoke run
     python benchmarks/local_model.py --cases demo,shipping_quotes --demo-runs 3 --servings new
+    python benchmarks/local_model.py --transcripts /tmp/runs                # each run's transcript kept
 
 Per case and serving, a child process runs one fix (`model: local`, the model's profile: a 6-candidate
 sampling round first) through the engine, as the CLI does, and reports: the model server's peak resident
@@ -233,6 +234,16 @@ def serving_order(servings: list[str], index: int) -> list[str]:
     return order
 
 
+def transcripts_in(cache: Path) -> set[Path]:
+    return set((cache / "fixloop" / "transcripts").glob("*"))
+
+
+def copy_new(files: set[Path], folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in files:
+        shutil.copy2(path, folder / path.name)
+
+
 def load() -> float:
     return os.getloadavg()[0]
 
@@ -274,6 +285,28 @@ def show(value: Any, form: str = "{:.1f}") -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.child:
+        print(json.dumps(asyncio.run(child(args.child, args.max_seconds))), flush=True)
+        return 0
+    cases = ["demo"] if args.quick else [c.strip() for c in args.cases.split(",") if c.strip()]
+    servings = [s.strip() for s in args.servings.split(",") if s.strip() in SERVINGS]
+    print_table(measure(cases, servings, args), cases)
+    demo_runs = min(args.demo_runs, 1) if args.quick else args.demo_runs
+    if demo_runs:
+        times: dict[str, list[float | None]] = {serving: [] for serving in servings}
+        for run in range(demo_runs):
+            for serving in servings if run % 2 == 0 else servings[::-1]:
+                times[serving].append(demo_seconds(serving, args))
+        for serving, values in times.items():
+            ok = [value for value in values if value is not None]
+            median = statistics.median(ok) if ok else None
+            shown = ", ".join(show(value) for value in values)
+            print(f"demo wall time, {serving}: median {show(median)} s of {len(values)} ({shown})")
+    return 0
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated (default: %(default)s)")
     parser.add_argument(
@@ -289,14 +322,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--max-seconds", type=float, default=240, help="a fix run's time budget (its first round's figures)"
     )
+    parser.add_argument(
+        "--transcripts", type=Path, help="copy each run's transcript to DIR/<case>/<serving>/ (default: none)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.child:
-        print(json.dumps(asyncio.run(child(args.child, args.max_seconds))), flush=True)
-        return 0
-    cases = ["demo"] if args.quick else [c.strip() for c in args.cases.split(",") if c.strip()]
-    servings = [s.strip() for s in args.servings.split(",") if s.strip() in SERVINGS]
-    demo_runs = min(args.demo_runs, 1) if args.quick else args.demo_runs
+    return parser.parse_args(argv)
+
+
+def measure(cases: list[str], servings: list[str], args: argparse.Namespace) -> list[tuple[str, dict, float]]:
+    """Each case on each serving: (serving, the child's figures, the load average before it)."""
     rows: list[tuple[str, dict[str, Any], float]] = []
     for index, case in enumerate(cases):
         # every serving reads the case's prompt cold (a user cache of its own) but new-kept, which shares
@@ -306,12 +340,18 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(caches["new-kept"])
             caches["new-kept"] = caches["new"]
         for serving in serving_order(servings, index):
-            before = load()
+            before, kept = load(), transcripts_in(caches[serving])
             row = run_case(case, serving, args, caches[serving])
             rows.append((serving, row, before))
             print(f"{serving} {case}: {json.dumps(row)}", file=sys.stderr, flush=True)
+            if args.transcripts is not None:  # before the cache goes: a run's variance is read in them
+                copy_new(transcripts_in(caches[serving]) - kept, args.transcripts / case / serving)
         for cache in set(caches.values()):
             shutil.rmtree(cache, ignore_errors=True)
+    return rows
+
+
+def print_table(rows: list[tuple[str, dict[str, Any], float]], cases: list[str]) -> None:
     header = (
         "serving  case              status      peak RSS GiB  prompt t/s  decode t/s  cand/min  "
         "1st verified s  wall s  load"
@@ -331,17 +371,6 @@ def main(argv: list[str] | None = None) -> int:
     for serving, row, _ in rows:
         if row.get("serving") and row["case"] == cases[0]:
             print(f"{serving}: {row['serving']}")
-    if demo_runs:
-        times: dict[str, list[float | None]] = {serving: [] for serving in servings}
-        for run in range(demo_runs):
-            for serving in servings if run % 2 == 0 else servings[::-1]:
-                times[serving].append(demo_seconds(serving, args))
-        for serving, values in times.items():
-            ok = [value for value in values if value is not None]
-            median = statistics.median(ok) if ok else None
-            shown = ", ".join(show(value) for value in values)
-            print(f"demo wall time, {serving}: median {show(median)} s of {len(values)} ({shown})")
-    return 0
 
 
 if __name__ == "__main__":

@@ -5,6 +5,10 @@ Environment: FAKE_LLAMA_RECORD (a file: one JSON line with this process's pid an
 request with its `n`, `max_tokens`, `stream` and the start of its last message), FAKE_LLAMA_FULL (record
 each request's messages too), FAKE_LLAMA_REPLY (the reply's text), FAKE_LLAMA_DELAY (seconds each reply
 takes), FAKE_LLAMA_MODE (`crash`: exit 3 at start; `silent`: never listen).
+
+Its slots hold prompts as llama-server's do: a request goes to the slots whose prompt shares the longest
+start with its own (the least recently used first on a tie), `GET /slots` shows each slot's prompt, a slot
+file holds the saved slot's prompt and a restore puts it back.
 """
 
 from __future__ import annotations
@@ -61,6 +65,22 @@ DELAY = float(os.environ.get("FAKE_LLAMA_DELAY", "0"))
 SLOTS = int(args.parallel or 1)
 _lock = threading.Lock()
 _served: list[int] = []  # chat requests answered
+_prompts = [""] * SLOTS  # each slot's prompt (its messages' text)
+_used = [0.0] * SLOTS  # when each slot last took a request
+
+
+def common_start(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
+def take_slots(prompt: str, n: int) -> list[int]:
+    """The `n` slots a request with `prompt` goes to (the longest shared start first, then the least recently
+    used), which now hold it."""
+    with _lock:
+        chosen = sorted(range(SLOTS), key=lambda i: (-common_start(_prompts[i], prompt), _used[i]))[:n]
+        for i in chosen:
+            _prompts[i], _used[i] = prompt, time.monotonic()
+    return chosen
 
 
 def record(entry: dict) -> None:
@@ -83,10 +103,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path == "/slots":  # as llama-server: the last slot served the requests so far
-            served = [
-                {"id": i, "n_prompt_tokens": 10 if i == SLOTS - 1 and _served else 0} for i in range(SLOTS)
+            slots = [
+                {"id": i, "n_prompt_tokens": len(prompt) // 4, "prompt": prompt, "is_processing": False}
+                for i, prompt in enumerate(_prompts)
             ]
-            self.send_json(200, [{**slot, "is_processing": False} for slot in served])
+            self.send_json(200, slots)
         elif self.path in ("/v1/models", "/health"):
             self.send_json(200, {"object": "list", "data": [{"id": args.alias, "object": "model"}]})
         else:
@@ -99,12 +120,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         n = int(body.get("n") or 1)
         _served.append(n)
-        last = str((body.get("messages") or [{}])[-1].get("content") or "")[:200]
+        messages = body.get("messages") or [{}]
+        last = str(messages[-1].get("content") or "")[:200]
+        prompt = "\n".join(str(message.get("content") or "") for message in messages)
         entry = {
             "n": n,
             "max_tokens": body.get("max_tokens"),
             "stream": bool(body.get("stream")),
             "last": last,
+            "slots": take_slots(prompt, min(n, SLOTS)),
         }
         record({**entry, "messages": body.get("messages")} if os.environ.get("FAKE_LLAMA_FULL") else entry)
         if n > SLOTS:
@@ -132,9 +156,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_json(501, {"error": {"message": "start it with --slot-save-path", "code": 501}})
         elif action == "save":
             with open(path, "w") as slot_file:
-                slot_file.write(f"the prompt of slot {slot}\n")
+                slot_file.write(_prompts[int(slot)])
             self.send_json(200, {"id_slot": int(slot), "filename": body["filename"], "n_saved": 10})
         elif action == "restore" and found:
+            with open(path) as slot_file, _lock:
+                _prompts[int(slot)] = slot_file.read()
             self.send_json(200, {"id_slot": int(slot), "filename": body["filename"], "n_restored": 10})
         else:
             self.send_json(400, {"error": {"message": "Unable to restore slot: no such file", "code": 400}})

@@ -34,12 +34,14 @@ from fixloop.model.llama_server import (
 from fixloop.model.local import (
     LocalModelServer,
     ensure_local_server,
+    free_port,
     local_slots,
     resolve_local_model,
     serving_line,
     stop_local_server,
 )
-from fixloop.model.prompt_store import prompt_file
+from fixloop.model.loopback import loopback_request
+from fixloop.model.prompt_store import prompt_file, save_prompt
 from fixloop.model.warm_up import start_warm_up
 from support import load_fix
 
@@ -296,22 +298,80 @@ def test_the_last_prompt_is_kept_on_disk_for_the_next_process(
     assert len(argv) == 2 and all(a[a.index("--slot-prompt-similarity") + 1] == "0.01" for a in argv)
     assert argv[0][argv[0].index("--slot-save-path") + 1] == str(cache / "fixloop" / "prompts")
     actions = [(entry["slot"], entry["id"], entry["found"]) for entry in entries(record) if "slot" in entry]
-    # the first process finds no prompt and keeps its fullest slot's; the second restores it into slot 0
-    last = int(argv[0][argv[0].index("--parallel") + 1]) - 1
-    assert actions == [
-        ("restore", 0, False),
-        ("save", last, False),
-        ("restore", 0, True),
-        ("save", last, True),
-    ], actions
+    # the first process finds no prompt and keeps the slot that read its first request (the warm-up's, which
+    # the request extended); the second restores it into slot 0, where its first request finds it
+    assert actions == [("restore", 0, False), ("save", 0, False), ("restore", 0, True), ("save", 0, True)]
     every = entries(record)
     second = [i for i, entry in enumerate(every) if "argv" in entry][1]
+    firsts = [
+        next(entry["slots"] for entry in part if entry.get("max_tokens") not in (None, 1))
+        for part in (every[:second], every[second:])
+    ]
+    assert firsts == [[0], [0]], firsts
     warm_ups = [
         sum(entry.get("max_tokens") == 1 for entry in part) for part in (every[:second], every[second:])
     ]
     assert warm_ups == [1, 0]  # a restored prompt is not cut back to its prefix by a warm-up
     [kept] = (cache / "fixloop" / "prompts").iterdir()
     assert kept.name.startswith("qwen2.5-coder-1.5b-instruct-q4_k_m-ctx") and kept.name.endswith("-f16.bin")
+    assert "The failing test: tests/test_mathutils.py::test_factorial_of_five" in kept.read_text()
+
+
+def test_the_runs_first_prompt_is_kept_as_soon_as_its_reply_is_in(record: Path, fixture_project) -> None:
+    """Kept then, not when the server stops: by then the run's later prompts may fill other slots fuller."""
+    env = child_env(FIXLOOP_MAX_STEPS="3", FAKE_LLAMA_REPLY="I cannot tell.", FAKE_LLAMA_DELAY="4")
+    fix = subprocess.Popen(
+        fix_demo(fixture_project("demo")), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while len([e for e in entries(record) if e.get("max_tokens") not in (None, 1)]) < 2:
+            assert time.monotonic() < deadline and fix.poll() is None, entries(record)
+            time.sleep(0.1)
+        time.sleep(1.0)  # the second request waits 4 s for its reply: the run is still on
+        saves = [entry for entry in entries(record) if entry.get("slot") == "save"]
+        assert fix.poll() is None and len(saves) == 1 and saves[0]["id"] == 0, entries(record)
+    finally:
+        fix.kill()
+        fix.wait()
+
+
+def test_the_slot_kept_is_the_one_holding_the_runs_prompt_not_the_fullest(
+    fake_llama_server: Path, tmp_path: Path
+) -> None:
+    port, saved = free_port(), tmp_path / "prompts"
+    saved.mkdir()
+    server = subprocess.Popen(
+        [
+            str(fake_llama_server),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--parallel",
+            "4",
+            "--slot-save-path",
+            str(saved),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while loopback_request(port, "GET /v1/models") is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        for text in ("The failing test: t.py::test_a", "another task, with a much longer prompt " * 20):
+            body = {"messages": [{"role": "user", "content": text}], "max_tokens": 8}
+            assert loopback_request(port, "POST /v1/chat/completions", json.dumps(body).encode())
+        assert save_prompt(port, "first.bin", timeout=5, holding="t.py::test_a")
+        assert save_prompt(port, "fullest.bin", timeout=5)
+        assert (saved / "first.bin").read_text() == "The failing test: t.py::test_a"
+        assert (saved / "fullest.bin").read_text().startswith("another task")
+        assert not save_prompt(port, "none.bin", timeout=5, holding="t.py::test_b")
+    finally:
+        server.kill()
+        server.wait()
 
 
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])

@@ -10,13 +10,13 @@ each on the slot that holds the round's prompt.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from fixloop.agent.draws import Draw
 from fixloop.model.client import Sampling
-from fixloop.model.replies import ModelReply
+from fixloop.model.replies import ModelReply, StreamWatch
 from fixloop.tools.code_reply import code_blocks
 
 MOST_TOKENS_FLOOR = 160  # a batched reply's cap is never below this
@@ -31,7 +31,7 @@ class Drawer(Protocol):
         *,
         tools: list[dict] | None = None,
         stop: Sequence[str] | None = None,
-        watch: Any = None,
+        watch: StreamWatch | None = None,
         sampling: Sampling | None = None,
     ) -> ModelReply: ...
 
@@ -42,7 +42,7 @@ class Drawer(Protocol):
         *,
         tools: list[dict] | None = None,
         stop: Sequence[str] | None = None,
-        watch: Any = None,
+        watch: Callable[[], StreamWatch] | None = None,
     ) -> list[ModelReply]: ...
 
 

@@ -27,11 +27,17 @@ from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import WarmStart
 from fixloop.config import Settings
 from fixloop.engine.assembly import RoundMaterial, baseline_inputs, mutant_round, plan_run, sampling_for
-from fixloop.engine.model_session import check_endpoint, model_endpoint, open_chat_model, warm_up
+from fixloop.engine.model_session import (
+    check_endpoint,
+    keep_first_prompt,
+    model_endpoint,
+    open_chat_model,
+    warm_up,
+)
 from fixloop.engine.preparation import Preparation, Prepared
 from fixloop.engine.request import FixRequest
 from fixloop.errors import FixloopError
-from fixloop.events import Done, Event, Notice
+from fixloop.events import Done, Event, Notice, Reply
 from fixloop.model.client import ChatModel
 from fixloop.model.profiles import with_profile
 from fixloop.model.warm_up import settle
@@ -64,6 +70,7 @@ class FixRun:
         self.attempts = 0
         self._started = time.monotonic()
         self._model: ChatModel | None = None
+        self._replied = False
         self._preparation = Preparation(request, self.settings, self.plan, self.emit)
         self.conversation: tuple[dict[str, Any], ...] = ()  # the loop's messages, once it has run
         self.proposal: tuple[FileChange, ...] = ()  # a verified fix, relative to the tests' project
@@ -85,6 +92,9 @@ class FixRun:
         return self.transcript.path if self.transcript else None
 
     def emit(self, event: Event) -> None:
+        if isinstance(event, Reply) and not self._replied and self._model is not None:
+            self._replied = True  # its prompt, the run's first, is what a retry reads again
+            keep_first_prompt(self.settings, self._model.base_url, self.request.test_ids[0])
         if self.transcript is not None:
             self.transcript.event(event)
         if self.on_event is not None:

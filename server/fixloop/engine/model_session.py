@@ -83,3 +83,12 @@ async def prepare_model(settings: Settings) -> None:
             await task
     except FixloopError as error:
         log.info("the model is not ready ahead of a fix: %s", error.message)
+
+
+def keep_first_prompt(settings: Settings, base_url: str, test_id: str) -> None:
+    """The run's first reply is in: a managed local model keeps the prompt it read for a retry (the next
+    process finds it read); any other endpoint keeps nothing."""
+    if is_local(settings):
+        from fixloop.model.local import keep_first_prompt as keep
+
+        keep(base_url, test_id)

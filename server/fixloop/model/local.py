@@ -111,6 +111,8 @@ class LocalModelServer:
         self.base_url: str | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._starting: asyncio.Task[str] | None = None
+        self._keeping: asyncio.Future[None] | None = None  # a run's first prompt being saved
+        self._first_kept = False  # a run's first prompt is on disk: the stop keeps nothing more
 
     @property
     def pid(self) -> int | None:
@@ -210,6 +212,9 @@ class LocalModelServer:
     async def stop(self) -> None:
         """Stop the child's process group: SIGTERM, then SIGKILL after 5 s. A llama-server that served
         first keeps its last prompt on disk for the next process."""
+        if self._keeping is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._keeping)
         await asyncio.to_thread(self.keep_prompt)
         if self.base_url:
             forget_restored(self.base_url)
@@ -226,11 +231,26 @@ class LocalModelServer:
         process.wait()
 
     def keep_prompt(self) -> None:
-        """Save the fullest slot's prompt for the next process (a llama-server that has served; at most
-        1.5 s a step, so that an exit is never held up by a busy server)."""
-        if self.base_url and self.serving.prompt_dir is not None and self.running():
+        """Save the fullest slot's prompt for the next process, unless a run's first prompt was kept (a
+        llama-server that has served; at most 1.5 s a step, so that an exit is never held up by a busy
+        server)."""
+        if self.base_url and self.serving.prompt_dir is not None and self.running() and not self._first_kept:
             port = urlsplit(self.base_url).port or 0
             save_prompt(port, self._prompt_file(), timeout=1.5)
+
+    def keep_first_prompt(self, holding: str) -> None:
+        """A run's first reply is in: save the slot that read its prompt (the fullest idle one holding
+        `holding`) now, in the background, before the run's later prompts take the slots."""
+        if not (self.base_url and self.serving.prompt_dir is not None and self.running()):
+            return
+        port, filename = urlsplit(self.base_url).port or 0, self._prompt_file()
+
+        def save() -> None:
+            if save_prompt(port, filename, timeout=1.5, holding=holding):
+                self._first_kept = True
+
+        with contextlib.suppress(RuntimeError):  # no loop running here: nothing kept early
+            self._keeping = asyncio.get_running_loop().create_task(asyncio.to_thread(save))
 
     def _prompt_file(self) -> str:
         return prompt_file(self.model_path, self.context, self.serving.cache_type)
@@ -354,6 +374,15 @@ def serving_line(settings: Settings | None = None) -> str:
 
         settings = Settings(model="local")
     return serving_for(settings, get_model(settings.model.partition(":")[2] or None)).describe()
+
+
+def keep_first_prompt(base_url: str, holding: str) -> None:
+    """A run's first reply from the managed server at `base_url` is in: keep the prompt it read (the slot
+    whose prompt holds `holding`, the run's test id) for the next process's retry of the same task, rather
+    than whichever slot is fullest when the server stops (a later round's). Other endpoints: nothing."""
+    for server in _shared.values():
+        if server.base_url == base_url:
+            server.keep_first_prompt(holding)
 
 
 async def stop_local_server() -> None:

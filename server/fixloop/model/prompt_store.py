@@ -1,8 +1,8 @@
-"""The managed llama-server's last prompt, kept on disk between processes: its fullest slot saved when the
-server stops and restored into slot 0 when it starts (llama-server's slot files, `--slot-save-path`), so a
-run that reads the same task again — the demo, a fix asked for again from the command line, the editor's
-first fix after a restart — finds its prompt read. A file that cannot be saved or restored costs nothing
-but itself.
+"""The managed llama-server's last prompt, kept on disk between processes: the slot that read a run's first
+request, saved as soon as its reply is in (else the fullest slot, when the server stops), and restored into
+slot 0 when the next server starts (llama-server's slot files, `--slot-save-path`), so a run that reads the
+same task again — the demo, a fix asked for again from the command line, the editor's first fix after a
+restart — finds its first prompt read. A file that cannot be saved or restored costs nothing but itself.
 """
 
 from __future__ import annotations
@@ -37,12 +37,17 @@ async def restore_prompt(port: int, filename: str, timeout: float = 10.0) -> boo
     return await asyncio.to_thread(slot_action, port, RESTORED_INTO, "restore", filename, timeout)
 
 
-def save_prompt(port: int, filename: str, timeout: float) -> bool:
-    """Write the prompt of the server's fullest idle slot (the run's task, as the first request read it and
-    the rounds after it extended it) to its file; whether one was written."""
+def save_prompt(port: int, filename: str, timeout: float, holding: str = "") -> bool:
+    """Write the prompt of the server's fullest slot to its file: of the slots whose prompt holds `holding`
+    when given (one still ending a reply the client cut is saved once it is idle), else of the idle ones;
+    whether one was written."""
+
+    def held(slot: dict) -> bool:
+        return holding in str(slot.get("prompt") or "") if holding else not slot.get("is_processing")
+
     answer = loopback_request(port, "GET /slots", b"", timeout)
     try:
-        slots = [slot for slot in json.loads(answer or b"[]") if not slot.get("is_processing")]
+        slots = [slot for slot in json.loads(answer or b"[]") if held(slot)]
     except (ValueError, AttributeError, TypeError):
         return False
     fullest = max(slots, key=lambda slot: slot.get("n_prompt_tokens") or 0, default=None)

@@ -190,6 +190,7 @@ class StreamedChoices:
         self.watch = watch
         self.choices: dict[int, StreamedReply] = {}
         self.finished_last: StreamedReply | None = None
+        self.usages = 0  # usage chunks seen
 
     def add(self, chunk: Any) -> None:
         for choice in getattr(chunk, "choices", None) or []:
@@ -204,6 +205,7 @@ class StreamedChoices:
         owner = self.finished_last or next(iter(self.choices.values()), None)
         if usage is not None and owner is not None:
             owner.add_usage(usage)
+            self.usages += 1
 
     @property
     def answered(self) -> bool:
@@ -217,8 +219,22 @@ class StreamedChoices:
     def replies(
         self, messages: Sequence[dict[str, Any]], tools: list[dict] | None, prompt_ratio: float = 0.25
     ) -> list[ModelReply]:
-        """One reply per choice, in index order; the prompt, read once, is counted with the first."""
-        replies = [one.reply(messages, tools, prompt_ratio) for _, one in sorted(self.choices.items())]
+        """One reply per choice, in index order; the prompt, read once, is counted with the first. One usage
+        for a whole request of several finished choices (OpenAI's form) gives the prompt's tokens to the first
+        and the completions' total less the others' estimates to the one that finished last."""
+        ordered = [one for _, one in sorted(self.choices.items())]
+        one_usage = len(ordered) > 1 and self.usages == 1 and all(one.finish_reason for one in ordered)
+        whole = self.finished_last if one_usage else None
+        prompt = total = 0
+        if whole is not None:
+            prompt, total = whole.prompt_tokens, whole.completion_tokens
+            whole.prompt_tokens = whole.completion_tokens = 0  # its own share is worked out from the others
+        replies = [one.reply(messages, tools, prompt_ratio) for one in ordered]
+        if whole is not None:
+            last = ordered.index(whole)
+            others = sum(reply.completion_tokens for at, reply in enumerate(replies) if at != last)
+            replies[last] = replace(replies[last], completion_tokens=max(total - others, 0))
+            replies[0] = replace(replies[0], prompt_tokens=prompt)
         return replies[:1] + [replace(reply, prompt_tokens=0) for reply in replies[1:]]
 
 
