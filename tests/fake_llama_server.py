@@ -7,8 +7,9 @@ each request's messages too), FAKE_LLAMA_REPLY (the reply's text), FAKE_LLAMA_DE
 takes), FAKE_LLAMA_MODE (`crash`: exit 3 at start; `silent`: never listen).
 
 Its slots hold prompts as llama-server's do: a request goes to the slots whose prompt shares the longest
-start with its own (the least recently used first on a tie), `GET /slots` shows each slot's prompt, a slot
-file holds the saved slot's prompt and a restore puts it back.
+start with its own (the least recently used first on a tie), `GET /slots` shows each slot's prompt (with
+LLAMA_SERVER_SLOTS_DEBUG set, as llama-server), a slot file holds the saved slot's prompt and a restore puts
+it back.
 """
 
 from __future__ import annotations
@@ -102,9 +103,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:
-        if self.path == "/slots":  # as llama-server: the last slot served the requests so far
+        if (
+            self.path == "/slots"
+        ):  # as llama-server: each slot's prompt only with LLAMA_SERVER_SLOTS_DEBUG set
             slots = [
-                {"id": i, "n_prompt_tokens": len(prompt) // 4, "prompt": prompt, "is_processing": False}
+                {"id": i, "n_prompt_tokens": len(prompt) // 4, "is_processing": False}
+                | ({"prompt": prompt} if os.environ.get("LLAMA_SERVER_SLOTS_DEBUG") else {})
                 for i, prompt in enumerate(_prompts)
             ]
             self.send_json(200, slots)

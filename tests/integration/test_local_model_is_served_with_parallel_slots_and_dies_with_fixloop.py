@@ -336,42 +336,54 @@ def test_the_runs_first_prompt_is_kept_as_soon_as_its_reply_is_in(record: Path, 
         fix.wait()
 
 
-def test_the_slot_kept_is_the_one_holding_the_runs_prompt_not_the_fullest(
-    fake_llama_server: Path, tmp_path: Path
-) -> None:
-    port, saved = free_port(), tmp_path / "prompts"
-    saved.mkdir()
+def start_fake(fake_llama_server: Path, port: int, saved: Path, **env: str) -> subprocess.Popen:
+    """The fake llama-server on `port`, 4 slots, its slot files in `saved`, answering."""
+    argv = [str(fake_llama_server), "--host", "127.0.0.1", "--port", str(port), "--parallel", "4"]
     server = subprocess.Popen(
-        [
-            str(fake_llama_server),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--parallel",
-            "4",
-            "--slot-save-path",
-            str(saved),
-        ],
+        [*argv, "--slot-save-path", str(saved)],
+        env={**os.environ, **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    deadline = time.monotonic() + 30
+    while loopback_request(port, "GET /v1/models") is None:
+        assert time.monotonic() < deadline and server.poll() is None
+        time.sleep(0.1)
+    return server
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["prompts named", "prompts not named"])
+def test_the_slot_kept_is_the_one_holding_the_runs_prompt_not_the_fullest(
+    fake_llama_server: Path, tmp_path: Path, named: bool
+) -> None:
+    """llama-server names a slot's prompt in `GET /slots` only with LLAMA_SERVER_SLOTS_DEBUG set (fixloop
+    sets it); without it, no slot is known to hold the run's prompt, and nothing is kept early."""
+    port, saved = free_port(), tmp_path / "prompts"
+    saved.mkdir()
+    debug = {"LLAMA_SERVER_SLOTS_DEBUG": "1"} if named else {"LLAMA_SERVER_SLOTS_DEBUG": ""}
+    server = start_fake(fake_llama_server, port, saved, **debug)
     try:
-        deadline = time.monotonic() + 30
-        while loopback_request(port, "GET /v1/models") is None:
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
         for text in ("The failing test: t.py::test_a", "another task, with a much longer prompt " * 20):
             body = {"messages": [{"role": "user", "content": text}], "max_tokens": 8}
             assert loopback_request(port, "POST /v1/chat/completions", json.dumps(body).encode())
-        assert save_prompt(port, "first.bin", timeout=5, holding="t.py::test_a")
+        assert save_prompt(port, "first.bin", timeout=5, holding="t.py::test_a") is named
         assert save_prompt(port, "fullest.bin", timeout=5)
-        assert (saved / "first.bin").read_text() == "The failing test: t.py::test_a"
         assert (saved / "fullest.bin").read_text().startswith("another task")
         assert not save_prompt(port, "none.bin", timeout=5, holding="t.py::test_b")
+        if named:
+            assert (saved / "first.bin").read_text() == "The failing test: t.py::test_a"
     finally:
         server.kill()
         server.wait()
+
+
+def test_the_managed_llama_server_is_started_naming_its_slots_prompts(tmp_path: Path) -> None:
+    """Without LLAMA_SERVER_SLOTS_DEBUG the run's first prompt is never found and never kept early."""
+    program = (str(tmp_path / "llama-server"),)
+    assert Serving(LLAMA_SERVER, program, 2, 4096, 2, prompt_dir=tmp_path).environment() == {
+        "LLAMA_SERVER_SLOTS_DEBUG": "1"
+    }
+    assert Serving(LLAMA_SERVER, program, 2, 4096, 2).environment() == {}  # no slot files, nothing to find
 
 
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])

@@ -84,6 +84,11 @@ class Serving:
             *(SPECULATION if self.speculative else ()),
         ]
 
+    def environment(self) -> dict[str, str]:
+        """What the server's environment adds: llama-server names each slot's prompt in `GET /slots` only
+        with LLAMA_SERVER_SLOTS_DEBUG set, and the run's first prompt is kept by finding it there."""
+        return {"LLAMA_SERVER_SLOTS_DEBUG": "1"} if self.kind == LLAMA_SERVER and self.prompt_dir else {}
+
     def _cache_args(self) -> tuple[str, ...]:
         kind = self.cache_type
         attention = "off" if kind == "f16" else "on"  # a quantized V cache needs flash attention

@@ -186,11 +186,14 @@ class LocalModelServer:
                 self.serving.prompt_dir.mkdir(parents=True, exist_ok=True)
             except OSError:  # no prompt kept, rather than no server
                 self.serving = replace(self.serving, prompt_dir=None)
+        added = self.serving.environment()
+        shown = [f"{name}={value}" for name, value in added.items()] + self.launch_args(port)
         with log_path.open("ab") as log:
-            log.write(f"$ {' '.join(self.launch_args(port))}\n".encode())
+            log.write(f"$ {' '.join(shown)}\n".encode())
             log.flush()
             self._process = subprocess.Popen(
                 self.launch_args(port),
+                env={**os.environ, **added},
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
