@@ -20,6 +20,7 @@ from fixloop.model.replies import ModelReply
 from fixloop.project import is_test_path
 from fixloop.pytest_runner.failing_inputs import failing_input_lines
 from fixloop.pytest_runner.results import TestOutcome
+from fixloop.python_syntax import parse
 
 SYSTEM = "You fix bugs in Python code by correcting single lines. You answer with corrected lines only."
 ASK = (
@@ -170,7 +171,7 @@ def line_spot(
 def function_lines(text: str, name: str) -> range:
     """The lines of the function `name` (qualified: Class.method, outer.inner) in `text`, empty if none."""
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError):
         return range(0)
     scopes: list[tuple[str, ast.AST]] = [("", tree)]

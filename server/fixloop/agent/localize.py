@@ -22,6 +22,7 @@ from pathlib import Path
 from fixloop.agent.warm_start.source_file import def_start, qualname, walk_defs
 from fixloop.project import is_test_path
 from fixloop.pytest_runner import PytestRunner, TestOutcome, TestRun
+from fixloop.python_syntax import parse
 from fixloop.verify.baseline import matches
 
 NEAR_TIE = 0.05  # scores this close are a tie, broken by call distance from the failing test
@@ -192,7 +193,7 @@ def _bodies(root: Path, suspects: Sequence[Suspect]) -> dict[str, set[str]]:
 
 def _parse(path: Path) -> ast.Module | None:
     try:
-        return ast.parse(path.read_text(encoding="utf-8"))
+        return parse(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return None
 
@@ -260,7 +261,7 @@ def _score_file(
     path: Path, rel: str, tests_by_line: dict[int, list[str]], failing: set[str], passing: set[str]
 ) -> list[Suspect]:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return []
     found: list[Suspect] = []

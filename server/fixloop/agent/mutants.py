@@ -14,6 +14,8 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from fixloop.python_syntax import parse
+
 # token -> its replacements, most likely first
 SWAPS: dict[str, tuple[str, ...]] = {
     "<": ("<=", ">"),
@@ -85,7 +87,7 @@ def mutants(text: str, line: int, *, wide: bool = False) -> list[Mutant]:
 def _changes(text: str, line: int, lines: list[str], starts: list[int]) -> Iterator[tuple[str, list[Span]]]:
     yield from _token_changes(lines[line - 1], starts[line - 1])
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError):
         return
     where = _Where(text, lines, starts)
@@ -99,7 +101,7 @@ def _wide_changes(
     text: str, line: int, lines: list[str], starts: list[int]
 ) -> Iterator[tuple[str, list[Span]]]:
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError):
         return
     where = _Where(text, lines, starts)
@@ -112,7 +114,7 @@ def _wide_changes(
 def body_around(text: str, line: int) -> range:
     """The body lines of the innermost function holding `line` (empty when none, or not Python)."""
     try:
-        function = _innermost_function(ast.parse(text), line)
+        function = _innermost_function(parse(text), line)
     except (SyntaxError, ValueError):
         return range(0)
     if function is None:
@@ -285,7 +287,7 @@ def _apply(text: str, spans: list[Span]) -> str:
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        parse(text)
     except (SyntaxError, ValueError):
         return False
     return True

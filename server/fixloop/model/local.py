@@ -242,8 +242,8 @@ class LocalModelServer:
             save_prompt(port, self._prompt_file(), timeout=1.5)
 
     def keep_first_prompt(self, holding: str) -> None:
-        """A run's first reply is in: save the slot that read its prompt (the fullest idle one holding
-        `holding`) now, in the background, before the run's later prompts take the slots."""
+        """A run's first reply is in: save the slot that read its prompt (the fullest one holding `holding`)
+        now, in the background, before the run's later prompts take the slots."""
         if not (self.base_url and self.serving.prompt_dir is not None and self.running()):
             return
         port, filename = urlsplit(self.base_url).port or 0, self._prompt_file()

@@ -6,6 +6,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixloop.python_syntax import parse
+
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -24,7 +26,7 @@ class TestFunction:
 def test_functions(source: str) -> list[TestFunction]:
     """Tests defined in a test module's source, in source order; [] when it does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError):
         return []
     found: list[TestFunction] = []

@@ -6,6 +6,8 @@ import ast
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from fixloop.python_syntax import parse
+
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -102,13 +104,13 @@ def parsed(code: str) -> tuple[str, ast.Module]:
     lines left of it do not count), or all but its first line (a method whose first line lost its
     indentation when copied). Raises the first SyntaxError when no reading parses."""
     try:
-        return code, ast.parse(code)
+        return code, parse(code)
     except SyntaxError as error:
         first_error = error
     for moved in (_dedented(code, skip_first=False), _dedented(code, skip_first=True)):
         if moved != code:
             try:
-                return moved, ast.parse(moved)
+                return moved, parse(moved)
             except SyntaxError:
                 continue
     raise first_error

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from fixloop.python_syntax import parse
 from fixloop.tools.code_placement import Definition, PlacementHints, choose, definitions, parsed
 from fixloop.tools.fences import PATH_LINE, fence_language, reopens
 from fixloop.tools.textfile import GUTTER
@@ -126,7 +127,7 @@ def apply_code_blocks(
     for number, block in enumerate(blocks, start=1):
         where = f"block {number}" if len(blocks) > 1 else "the code block"
         try:
-            code, tree = parsed(block.code) if anywhere else (block.code, ast.parse(block.code))
+            code, tree = parsed(block.code) if anywhere else (block.code, parse(block.code))
         except SyntaxError as error:
             problems.append(f"{where} is not valid Python (line {error.lineno}: {error.msg})")
             continue
@@ -136,7 +137,7 @@ def apply_code_blocks(
             problems.append(f"{where} ({names}) matches no function of the files shown")
             continue
         try:
-            target = ast.parse(texts[path])
+            target = parse(texts[path])
         except SyntaxError:
             problems.append(f"{path} does not parse, so {where} cannot be placed in it")
             continue
@@ -196,7 +197,7 @@ def _target(block: CodeBlock, tree: ast.Module, texts: Mapping[str, str], anywhe
     scores: dict[str, int] = {}
     for path, text in texts.items():
         try:
-            scores[path] = len(wanted & _defined(ast.parse(text), anywhere))
+            scores[path] = len(wanted & _defined(parse(text), anywhere))
         except SyntaxError:
             continue
     best = max(scores, key=lambda path: scores[path], default=None)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from fixloop.errors import FixloopError
+from fixloop.python_syntax import parse
 from fixloop.tools.base import FILE_PATH, EditingTool, ToolResult
 from fixloop.tools.code_placement import PlacementHints, definitions, parsed
 from fixloop.tools.code_reply import CodeBlock, apply_code_blocks
@@ -65,7 +66,7 @@ class ReplaceFunctionTool(EditingTool):
     def _defines(self, path: Path, name: str) -> bool:
         """Whether the file defines the function `name` (Class.method: that class's method) at any depth."""
         try:
-            tree = ast.parse(read_text(path, self.workspace.relative(path)).text)
+            tree = parse(read_text(path, self.workspace.relative(path)).text)
         except (FixloopError, SyntaxError, ValueError):
             return False
         wanted = name.strip()

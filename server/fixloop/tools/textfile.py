@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import codecs
 import re
 import warnings
@@ -10,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixloop.errors import FixloopError
+from fixloop.python_syntax import parse
 from fixloop.tools.fences import FENCE, opening_for, wrapped_body
 
 BINARY_SNIFF = 8192
@@ -132,7 +132,7 @@ def syntax_error(path: Path, text: str) -> SyntaxError | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(text, filename=str(path))
+            parse(text, filename=str(path))
     except SyntaxError as error:
         return error
     except ValueError as error:  # NUL bytes

@@ -6,6 +6,7 @@ import ast
 from pathlib import PurePosixPath
 
 from fixloop.project import module_names
+from fixloop.python_syntax import parse
 from fixloop.result import FileChange
 
 
@@ -14,7 +15,7 @@ def imports_of(path: str, text: str) -> tuple[set[str], set[str]]:
     names: set[str] = set()
     paths: set[str] = set()
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError):
         return names, paths
     package = PurePosixPath(path).parent

@@ -6,6 +6,8 @@ import ast
 import json
 from typing import Any
 
+from fixloop.python_syntax import parse
+
 
 def unquote(s: str) -> str:
     s = s.strip()
@@ -172,7 +174,7 @@ class JsonWords(ast.NodeTransformer):
 
 def _literal(s: str) -> Any:
     """A Python literal (JSON's true/false/null allowed) as JSON values; sets and bytes are refused."""
-    tree = ast.parse(s.strip(), mode="eval")
+    tree = parse(s.strip(), mode="eval")
     return as_json(ast.literal_eval(JsonWords().visit(tree).body))
 
 

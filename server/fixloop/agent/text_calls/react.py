@@ -16,6 +16,7 @@ from fixloop.agent.text_calls.shapes import (
     calls_from_json,
     shapes_of,
 )
+from fixloop.python_syntax import parse
 from fixloop.tools.fences import FENCE
 
 REACT_STOP: tuple[str, ...] = ("\nObservation:",)
@@ -239,7 +240,7 @@ def loose_call_args(inner: str, bracket: str) -> dict[str, Any] | str:
         return s if found is None else found
     if bracket == "(":
         try:
-            call = ast.parse(f"_f({s})", mode="eval").body
+            call = parse(f"_f({s})", mode="eval").body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             call = None
         if isinstance(call, ast.Call) and not call.args and call.keywords:

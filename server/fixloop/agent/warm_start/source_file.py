@@ -6,6 +6,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from fixloop.python_syntax import parse
+
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -17,7 +19,7 @@ class SourceFile:
         self.rel = rel
         self.lines = text.splitlines()
         try:
-            self.tree: ast.Module | None = ast.parse(text)
+            self.tree: ast.Module | None = parse(text)
         except (SyntaxError, ValueError):
             self.tree = None
         self.imports: dict[str, tuple[str, int, str | None]] = {}  # name -> (module, level, attribute)
