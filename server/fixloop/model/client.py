@@ -371,7 +371,7 @@ class ChatModel:
         if isinstance(error, openai.APIConnectionError):
             cause = error.__cause__ or error.__context__
             reason = short_error(cause) if cause else "connection failed"
-            if "refused" in reason.lower() or "all connection attempts failed" in reason.lower():
+            if refused_connection(error):
                 reason = "connection refused"
             elif "incomplete" in reason.lower() or "peer closed" in reason.lower():
                 return ModelError(
