@@ -1,6 +1,7 @@
-"""The managed local model served two ways, in one run on one machine: llama-cpp-python's server ("old")
-against llama.cpp's own llama-server with parallel slots ("new"; "new-kept": again, with the prompt the
-"new" run kept, its first; "new-spec": with n-gram speculative decoding, to decide whether it pays).
+"""The managed local model served two ways, in one run on one machine: llama-cpp-python's server ("old";
+"today": as issue 18 found it, every prompt token's logits kept and a 16,384-token context) against
+llama.cpp's own llama-server with parallel slots ("new"; "new-kept": again, with the prompt the "new" run
+kept, its first; "new-spec": with n-gram speculative decoding, to decide whether it pays).
 
     python benchmarks/local_model.py                              # demo + 3 bench cases, demo x5
     python benchmarks/local_model.py --quick                      # demo only, demo x1: a smoke run
@@ -13,11 +14,14 @@ memory (VmHWM, read from /proc before the server stops), candidates per minute i
 (replies drawn / the round's drawing time), seconds from the run's start to the first verified candidate,
 the run's wall time and status; then, on the same server, prompt tokens/s and decode tokens/s of one
 streamed whole-function request (a fresh prompt: time to the first token; then the stream's pieces per
-second). The demo's wall time is `fixloop demo --model local` (warm: the model downloaded), the median of
---demo-runs. Servings alternate (old new, new old, ...) so a change in the machine's load hits both; the
-1-minute load average is printed with every row. Each case's runs read its prompt cold: each has a user
-cache of its own, so no kept prompt (model/prompt_store.py) serves it, but "new-kept", which runs right
-after "new" in the same cache, as a retry or a second `fixloop demo` would.
+second). A second child, on a server of its own, draws the case's first round whole ("6-round"): all 6
+candidates, a verified one does not end the drawing, and the run is stopped when the round ends; its
+candidates per minute are those of a full 6-candidate round, which a run that fixes the bug with its first
+candidate never shows. The demo's wall time is `fixloop demo --model local` (warm: the model
+downloaded), the median of --demo-runs. Servings alternate (old new, new old, ...) so a change in the
+machine's load hits both; the 1-minute load average is printed with every row. Each case's runs read its
+prompt cold: each has a user cache of its own, so no kept prompt (model/prompt_store.py) serves it, but
+"new-kept", which runs right after "new" in the same cache, as a retry or a second `fixloop demo` would.
 
 Old needs llama-cpp-python[server] in --llama-python (default: $FIXLOOP_LLAMA_PYTHON, else this
 interpreter); new needs llama-server (--llama-server, default: where fixloop finds it). Both need the
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import shutil
@@ -44,7 +49,8 @@ REPO = Path(__file__).resolve().parent.parent
 CASES = ["demo", "shipping_quotes", "payroll_roles", "sales_pipeline"]
 # new-kept: llama-server again on the case, its prompt kept by the "new" run before it (a retry, the demo's
 # second run); new-spec: llama-server with n-gram speculation
-SERVINGS = ["old", "new", "new-kept", "new-spec"]
+SERVINGS = ["today", "old", "new", "new-kept", "new-spec"]
+TODAY_ENV = "LOCAL_MODEL_BENCH_TODAY"  # the child serves "old" as issue 18 found it
 
 
 # ---- the child: one fix run and one speed probe on one serving ----------------------------------------
@@ -169,11 +175,51 @@ def wait_idle(base_url: str, seconds: float = 60) -> None:
         time.sleep(0.5)
 
 
-async def child(case: str, max_seconds: float) -> dict[str, Any]:
+def drawing_whole_rounds() -> None:
+    """A verified candidate no longer ends a round's drawing: the round's pace is measured, not the run's."""
+    from fixloop.agent import sampling
+
+    should_stop = sampling.CandidateSearch._should_stop
+
+    def ignoring_verified(self: Any, state: Any) -> bool:
+        verified, state.verified = state.verified, []
+        try:
+            return should_stop(self, state)
+        finally:
+            state.verified = verified
+
+    sampling.CandidateSearch._should_stop = ignoring_verified  # type: ignore[method-assign]
+
+
+def serving_as_found() -> None:
+    """llama-cpp-python's server as issue 18 found it: `--n_ctx 16384`, its default `logits_all` (true)."""
+    from fixloop.model import llama_server
+
+    args = llama_server.Serving.args
+
+    def as_found(self: Any, model: Path, alias: str, port: int) -> list[str]:
+        line = args(self, model, alias, port)
+        if self.kind != llama_server.LLAMA_CPP_PYTHON:
+            return line
+        at = line.index("--logits_all")
+        line = line[:at] + line[at + 2 :]
+        line[line.index("--n_ctx") + 1] = "16384"
+        return line
+
+    llama_server.Serving.args = as_found  # type: ignore[method-assign]
+
+
+async def child(case: str, max_seconds: float, whole_round: bool = False) -> dict[str, Any]:
+    """One fix run of `case` and the speed probe; with `whole_round`, only the first round, drawn whole."""
     from fixloop.config import load_settings
     from fixloop.engine import FixRequest, FixRun
+    from fixloop.events import Notice
     from fixloop.model import local
 
+    if os.environ.get(TODAY_ENV):
+        serving_as_found()
+    if whole_round:
+        drawing_whole_rounds()
     source, ids = case_project(case)
     root = copy_with_git(source)
     # the model's serving is measured: the one-token round (no model) is off; the first round's figures
@@ -182,15 +228,30 @@ async def child(case: str, max_seconds: float) -> dict[str, Any]:
     started = time.monotonic()
     events: list[tuple[float, Any]] = []
     result: dict[str, Any] = {"case": case}
+    running: asyncio.Task[Any] | None = None
+
+    def record(event: Any) -> None:
+        events.append((time.monotonic() - started, event))
+        if whole_round and isinstance(event, Notice) and event.kind == "round" and running is not None:
+            running.cancel()  # the first round is over: the rest of the run is not measured
+
     try:
-        done = await FixRun(
-            FixRequest(root, tuple(ids)), settings, lambda e: events.append((time.monotonic() - started, e))
-        ).execute()
-        result.update(status=str(done.status.value if hasattr(done.status, "value") else done.status))
+        running = asyncio.ensure_future(FixRun(FixRequest(root, tuple(ids)), settings, record).execute())
+        try:
+            done = await running
+            result.update(status=str(done.status.value if hasattr(done.status, "value") else done.status))
+        except asyncio.CancelledError:
+            result.update(status="round")
         result.update(wall_s=time.monotonic() - started, **round_figures(events))
         (server,) = local._shared.values()
         assert server.pid is not None and server.base_url is not None
-        result.update(serving=server.serving.describe(), slots=server.serving.slots)
+        described = server.serving.describe()
+        if os.environ.get(TODAY_ENV):
+            described = "as issue 18 found it: --n_ctx 16384, every prompt token's logits kept; " + described
+        result.update(serving=described, slots=server.serving.slots)
+        if whole_round:
+            result["peak_rss"] = peak_rss(server.pid)
+            return result
         code = "\n".join(path.read_text() for path in sorted(root.rglob("*.py")) if "test" not in path.name)
         await asyncio.to_thread(wait_idle, server.base_url)
         result.update(await probe(server.base_url, server.model_name, code))
@@ -214,9 +275,11 @@ def serving_env(serving: str, args: argparse.Namespace, cache: Path | None = Non
         from fixloop.model.pull import models_dir
 
         env.update(XDG_CACHE_HOME=str(cache), FIXLOOP_MODELS_DIR=str(models_dir()))
-    if serving == "old":
+    if serving in ("old", "today"):
         env["FIXLOOP_LLAMA_SERVER"] = "none"
         env["FIXLOOP_LLAMA_PYTHON"] = args.llama_python
+        if serving == "today":
+            env[TODAY_ENV] = "1"
     else:
         if args.llama_server:
             env["FIXLOOP_LLAMA_SERVER"] = args.llama_server
@@ -248,10 +311,13 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
-def run_case(case: str, serving: str, args: argparse.Namespace, cache: Path) -> dict[str, Any]:
+def run_case(
+    case: str, serving: str, args: argparse.Namespace, cache: Path, whole_round: bool = False
+) -> dict[str, Any]:
+    child = [sys.executable, __file__, "--child", case, "--max-seconds", str(args.max_seconds)]
     try:
         done = subprocess.run(
-            [sys.executable, __file__, "--child", case, "--max-seconds", str(args.max_seconds)],
+            [*child, *(["--whole-round"] if whole_round else [])],
             capture_output=True,
             text=True,
             env=serving_env(serving, args, cache),
@@ -287,7 +353,7 @@ def show(value: Any, form: str = "{:.1f}") -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.child:
-        print(json.dumps(asyncio.run(child(args.child, args.max_seconds))), flush=True)
+        print(json.dumps(asyncio.run(child(args.child, args.max_seconds, args.whole_round))), flush=True)
         return 0
     cases = ["demo"] if args.quick else [c.strip() for c in args.cases.split(",") if c.strip()]
     servings = [s.strip() for s in args.servings.split(",") if s.strip() in SERVINGS]
@@ -311,8 +377,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated (default: %(default)s)")
     parser.add_argument(
         "--servings",
-        default="old,new,new-kept",
-        help="among old, new, new-kept, new-spec (default: %(default)s)",
+        default="today,old,new,new-kept",
+        help="among today, old, new, new-kept, new-spec (default: %(default)s)",
     )
     parser.add_argument("--demo-runs", type=int, default=5, help="demo wall-time runs per serving (0: none)")
     parser.add_argument("--quick", action="store_true", help="the demo case only, one demo run")
@@ -326,12 +392,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--transcripts", type=Path, help="copy each run's transcript to DIR/<case>/<serving>/ (default: none)"
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--whole-round", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--no-whole-round", dest="round_child", action="store_false", help="no 6-round child (quicker)"
+    )
     return parser.parse_args(argv)
 
 
-def measure(cases: list[str], servings: list[str], args: argparse.Namespace) -> list[tuple[str, dict, float]]:
-    """Each case on each serving: (serving, the child's figures, the load average before it)."""
-    rows: list[tuple[str, dict[str, Any], float]] = []
+def measure(cases: list[str], servings: list[str], args: argparse.Namespace) -> list[Row]:
+    """Each case on each serving: the fix run's figures, its whole round's (a child of its own, read cold
+    but for new-kept's), the load average before them."""
+    rows: list[Row] = []
     for index, case in enumerate(cases):
         # every serving reads the case's prompt cold (a user cache of its own) but new-kept, which shares
         # the new run's and so finds its prompt kept
@@ -342,35 +413,58 @@ def measure(cases: list[str], servings: list[str], args: argparse.Namespace) -> 
         for serving in serving_order(servings, index):
             before, kept = load(), transcripts_in(caches[serving])
             row = run_case(case, serving, args, caches[serving])
-            rows.append((serving, row, before))
             print(f"{serving} {case}: {json.dumps(row)}", file=sys.stderr, flush=True)
             if args.transcripts is not None:  # before the cache goes: a run's variance is read in them
                 copy_new(transcripts_in(caches[serving]) - kept, args.transcripts / case / serving)
+            whole = None
+            if args.round_child:  # cold on a cache of its own, but new-kept's, which finds the prompt kept
+                cache = caches[serving] if serving == "new-kept" else Path(tempfile.mkdtemp(prefix="round-"))
+                whole = run_case(case, serving, args, cache, whole_round=True)
+                print(f"{serving} {case} whole round: {json.dumps(whole)}", file=sys.stderr, flush=True)
+                if cache != caches[serving]:
+                    shutil.rmtree(cache, ignore_errors=True)
+            rows.append(Row(serving, row, whole, before))
         for cache in set(caches.values()):
             shutil.rmtree(cache, ignore_errors=True)
     return rows
 
 
-def print_table(rows: list[tuple[str, dict[str, Any], float]], cases: list[str]) -> None:
+@dataclasses.dataclass
+class Row:
+    """One case on one serving: the fix run's figures, its whole round's, the load average before."""
+
+    serving: str
+    run: dict[str, Any]
+    whole: dict[str, Any] | None
+    load: float
+
+
+def print_table(rows: list[Row], cases: list[str]) -> None:
     header = (
         "serving  case              status      peak RSS GiB  prompt t/s  decode t/s  cand/min  "
-        "1st verified s  wall s  load"
+        "1st verified s  wall s  6-round cand/min  6-round s  load"
     )
     print(header)
-    for serving, row, before in rows:
-        if "error" in row:
-            print(f"{serving:<8} {row['case']:<17} error: {row['error']}")
+    for row in rows:
+        run, whole = row.run, row.whole or {}
+        if "error" in run:
+            print(f"{row.serving:<8} {run['case']:<17} error: {run['error']}")
             continue
-        rss = row.get("peak_rss")
+        rss = max(run.get("peak_rss") or 0, whole.get("peak_rss") or 0) or None
+        pace = "error" if "error" in whole else show(whole.get("per_minute"))
+        rounds = f"{pace:>16}  {show(whole.get('round_s')):>9}"
         print(
-            f"{serving:<8} {row['case']:<17} {row.get('status', '-'):<11} "
-            f"{show(rss and rss / (1 << 30), '{:.2f}'):>12}  {show(row.get('prompt_tps')):>10}  "
-            f"{show(row.get('decode_tps')):>10}  {show(row.get('per_minute')):>8}  "
-            f"{show(row.get('first_verified_s')):>14}  {show(row.get('wall_s')):>6}  {before:.1f}"
+            f"{row.serving:<8} {run['case']:<17} {run.get('status', '-'):<11} "
+            f"{show(rss and rss / (1 << 30), '{:.2f}'):>12}  {show(run.get('prompt_tps')):>10}  "
+            f"{show(run.get('decode_tps')):>10}  {show(run.get('per_minute')):>8}  "
+            f"{show(run.get('first_verified_s')):>14}  {show(run.get('wall_s')):>6}  {rounds}  {row.load:.1f}"
         )
-    for serving, row, _ in rows:
-        if row.get("serving") and row["case"] == cases[0]:
-            print(f"{serving}: {row['serving']}")
+    for row in rows:
+        if "error" in (row.whole or {}):
+            print(f"{row.serving} {row.run['case']} whole round: error: {row.whole['error']}")
+    for row in rows:
+        if row.run.get("serving") and row.run["case"] == cases[0]:
+            print(f"{row.serving}: {row.run['serving']}")
 
 
 if __name__ == "__main__":
