@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,7 @@ from fixloop.model.replies import (
     reply_from_completion,
     short_error,
 )
+from fixloop.model.stream_chunks import Stalled, stream_chunks
 
 log = logging.getLogger(__name__)
 
@@ -41,14 +42,6 @@ STALL_TIMEOUT = 60.0  # seconds without a chunk once a stream has started
 RETRY_WINDOW = 120.0  # seconds of retrying, in all, for one turn
 MAX_STALL_RETRIES = 1  # a server that stalls twice in a row is stuck, not busy
 Watches = Callable[[], StreamWatch] | None  # a watch for each reply of a batch, or none
-
-
-class _Stalled(Exception):
-    """A started stream sent nothing for the stall timeout, or an answer took the whole request timeout."""
-
-    def __init__(self, started: bool) -> None:
-        super().__init__("stalled")
-        self.started = started
 
 
 @dataclass(frozen=True)
@@ -175,7 +168,7 @@ class ChatModel:
             return replies_from_completion(await self._client.chat.completions.create(**kwargs))
         except openai.APIError as error:
             raise self._explain(error, tools is not None, 0) from None
-        except _Stalled as stalled:
+        except Stalled as stalled:
             raise self._explain(stalled, tools is not None, 0) from None
         except (ValueError, UnicodeError) as error:
             raise ModelError(
@@ -194,9 +187,9 @@ class ChatModel:
                 **kwargs, stream=True, stream_options={"include_usage": True}
             )
         except openai.APITimeoutError:
-            raise _Stalled(False) from None
+            raise Stalled(False) from None
         choices = StreamedChoices(n, watch)
-        async with contextlib.aclosing(self._chunks(stream)) as chunks:
+        async with contextlib.aclosing(stream_chunks(stream, self.timeout, self.stall_timeout)) as chunks:
             async for chunk in chunks:
                 choices.add(chunk)
                 if choices.over:
@@ -223,7 +216,7 @@ class ChatModel:
                     raise self._explain(error, tools is not None, attempt) from None
                 self.max_output_tokens = None  # an endpoint that rejects max_tokens: leave it out from now on
                 continue
-            except (_Stalled, openai.APIConnectionError, openai.APIStatusError) as failure:
+            except (Stalled, openai.APIConnectionError, openai.APIStatusError) as failure:
                 error: Exception = failure
             except MalformedReply as malformed:
                 raise ModelError(
@@ -279,7 +272,7 @@ class ChatModel:
             try:
                 response = await self._client.chat.completions.create(**kwargs)
             except openai.APITimeoutError:
-                raise _Stalled(False) from None
+                raise Stalled(False) from None
             except (ValueError, UnicodeError) as error:  # a body that is not JSON
                 raise MalformedReply(f"a reply that is not JSON ({short_error(error)})") from None
             return reply_from_completion(response)
@@ -288,9 +281,9 @@ class ChatModel:
                 **kwargs, stream=True, stream_options={"include_usage": True}
             )
         except openai.APITimeoutError:
-            raise _Stalled(False) from None
+            raise Stalled(False) from None
         streamed = StreamedReply(watch)
-        async with contextlib.aclosing(self._chunks(stream)) as chunks:
+        async with contextlib.aclosing(stream_chunks(stream, self.timeout, self.stall_timeout)) as chunks:
             async for chunk in chunks:
                 streamed.add(chunk)
                 if streamed.cut is not None:
@@ -305,34 +298,9 @@ class ChatModel:
             self._prompt_ratio = reply.prompt_tokens / max(1, prompt_chars(messages, tools))
         return reply
 
-    async def _chunks(self, stream: Any) -> AsyncIterator[Any]:
-        """The stream's chunks, the first in the request timeout, the rest each in the stall timeout."""
-        iterator = stream.__aiter__()
-        waited = self.timeout
-        started = False
-        try:
-            while True:
-                try:
-                    async with asyncio.timeout(waited):
-                        chunk = await iterator.__anext__()
-                except StopAsyncIteration:
-                    return
-                except TimeoutError:
-                    raise _Stalled(started) from None
-                except openai.APITimeoutError:
-                    raise _Stalled(started) from None
-                except (ValueError, UnicodeError) as error:  # a line that is not JSON, bytes not UTF-8
-                    raise MalformedReply(f"a stream line that is not JSON ({short_error(error)})") from None
-                started = True
-                waited = self.stall_timeout
-                yield chunk
-        finally:
-            await stream.close()  # closed by the caller (`aclosing`, not the collector): the server stops
-            await iterator.aclose()
-
     def _retries_for(self, error: Exception) -> tuple[bool, int]:
         """Whether a failed call is worth another try, and how many tries it gets at most."""
-        if isinstance(error, _Stalled):
+        if isinstance(error, Stalled):
             return True, min(self.max_retries, MAX_STALL_RETRIES)
         retryable = isinstance(error, openai.APIConnectionError) or (
             getattr(error, "status_code", 0) in RETRYABLE_STATUS
@@ -357,13 +325,13 @@ class ChatModel:
     def _explain(self, error: Exception, sent_tools: bool, retries: int, spent: float = 0.0) -> ModelError:
         where = self.base_url
         tries = f" ({retries + 1} tries in {spent:.0f} s)" if retries else ""
-        if isinstance(error, _Stalled) and error.started:
+        if isinstance(error, Stalled) and error.started:
             return ModelError(
                 f"the model at {where} stopped sending in the middle of its answer "
                 f"(nothing for "
                 f"{self.stall_timeout:g} s){tries}; check the server"
             )
-        if isinstance(error, _Stalled | openai.APITimeoutError):
+        if isinstance(error, Stalled | openai.APITimeoutError):
             return ModelError(
                 f"the model at {where} did not answer within {self.timeout:g} s{tries}; "
                 "raise modelTimeout, or check the server"
