@@ -353,7 +353,7 @@ def start_fake(fake_llama_server: Path, port: int, saved: Path, **env: str) -> s
 
 
 @pytest.mark.parametrize("named", [True, False], ids=["prompts named", "prompts not named"])
-def test_the_slot_kept_is_the_one_holding_the_runs_prompt_not_the_fullest(
+def test_the_slot_kept_is_the_one_holding_the_runs_first_prompt_not_the_fullest(
     fake_llama_server: Path, tmp_path: Path, named: bool
 ) -> None:
     """llama-server names a slot's prompt in `GET /slots` only with LLAMA_SERVER_SLOTS_DEBUG set (fixloop
@@ -362,10 +362,15 @@ def test_the_slot_kept_is_the_one_holding_the_runs_prompt_not_the_fullest(
     saved.mkdir()
     debug = {"LLAMA_SERVER_SLOTS_DEBUG": "1"} if named else {"LLAMA_SERVER_SLOTS_DEBUG": ""}
     server = start_fake(fake_llama_server, port, saved, **debug)
+    # in a slot of its own (it starts otherwise), as a later round drawn beside another request
+    later_round = "Round 2, tried and failed for The failing test: t.py::test_a. " * 5
     try:
         for text in ("The failing test: t.py::test_a", "another task, with a much longer prompt " * 20):
             body = {"messages": [{"role": "user", "content": text}], "max_tokens": 8}
             assert loopback_request(port, "POST /v1/chat/completions", json.dumps(body).encode())
+        # a later round of the run (or of an earlier run on the same test) holds the test id too, and more
+        body = {"messages": [{"role": "user", "content": later_round}], "max_tokens": 8}
+        assert loopback_request(port, "POST /v1/chat/completions", json.dumps(body).encode())
         assert save_prompt(port, "first.bin", timeout=5, holding="t.py::test_a") is named
         assert save_prompt(port, "fullest.bin", timeout=5)
         assert (saved / "fullest.bin").read_text().startswith("another task")

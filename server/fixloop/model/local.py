@@ -242,7 +242,7 @@ class LocalModelServer:
             save_prompt(port, self._prompt_file(), timeout=1.5)
 
     def keep_first_prompt(self, holding: str) -> None:
-        """A run's first reply is in: save the slot that read its prompt (the fullest one holding `holding`)
+        """A run's first reply is in: save the slot that read its prompt (the shortest one holding `holding`)
         now, in the background, before the run's later prompts take the slots."""
         if not (self.base_url and self.serving.prompt_dir is not None and self.running()):
             return

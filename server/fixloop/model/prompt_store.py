@@ -38,22 +38,23 @@ async def restore_prompt(port: int, filename: str, timeout: float = 10.0) -> boo
 
 
 def save_prompt(port: int, filename: str, timeout: float, holding: str = "") -> bool:
-    """Write the prompt of the server's fullest slot to its file: of the slots whose prompt holds `holding`
-    when given (one still ending a reply the client cut is saved once it is idle), else of the idle ones;
-    whether one was written."""
+    """Write a slot's prompt to its file: with `holding`, the shortest prompt that holds it (a run's first:
+    its later rounds, and an earlier run's on the same test, hold more; one still ending a reply the client
+    cut is saved once it is idle), else the fullest idle one; whether one was written."""
 
     def held(slot: dict) -> bool:
         return holding in str(slot.get("prompt") or "") if holding else not slot.get("is_processing")
 
+    def tokens(slot: dict) -> int:
+        return int(slot.get("n_prompt_tokens") or 0)
+
     answer = loopback_request(port, "GET /slots", b"", timeout)
     try:
-        slots = [slot for slot in json.loads(answer or b"[]") if held(slot)]
+        slots = [slot for slot in json.loads(answer or b"[]") if held(slot) and tokens(slot)]
     except (ValueError, AttributeError, TypeError):
         return False
-    fullest = max(slots, key=lambda slot: slot.get("n_prompt_tokens") or 0, default=None)
-    if fullest is None or not fullest.get("n_prompt_tokens"):
-        return False
-    return slot_action(port, int(fullest["id"]), "save", filename, timeout)
+    chosen = (min if holding else max)(slots, key=tokens, default=None)
+    return chosen is not None and slot_action(port, int(chosen["id"]), "save", filename, timeout)
 
 
 def slot_action(port: int, slot: int, action: str, filename: str, timeout: float) -> bool:
