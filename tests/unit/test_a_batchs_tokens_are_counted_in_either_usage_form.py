@@ -53,3 +53,14 @@ def test_one_usage_for_the_whole_request_keeps_its_prompt_when_the_last_to_finis
 def test_a_batch_cut_before_any_usage_is_estimated() -> None:
     first, second = streamed([piece(0, "abcd" * 10), piece(1, "abcd")])
     assert first.estimated and second.estimated and first.prompt_tokens > 0 and second.prompt_tokens == 0
+
+
+def test_the_replies_are_the_same_however_often_they_are_read() -> None:
+    choices = StreamedChoices(2)
+    for chunk in [piece(0, "abcd" * 10), piece(1, "abcd" * 30), piece(0, finish="stop")]:
+        choices.add(chunk)
+    for chunk in [piece(1, finish="stop"), usage(500, 50)]:
+        choices.add(chunk)
+    once, twice = choices.replies(MESSAGES, None), choices.replies(MESSAGES, None)
+    assert once == twice and once[0].prompt_tokens == 500
+    assert sum(reply.completion_tokens for reply in twice) == 50

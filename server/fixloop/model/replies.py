@@ -144,15 +144,22 @@ class StreamedReply:
                 self.cut = self.watch.on_call(call.index or 0, slot["name"], slot["arguments"])
 
     def reply(
-        self, messages: Sequence[dict[str, Any]], tools: list[dict] | None, prompt_ratio: float = 0.25
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: list[dict] | None,
+        prompt_ratio: float = 0.25,
+        *,
+        own_usage: bool = True,
     ) -> ModelReply:
-        """The turn; usage not reported (no usage in streams, or a stream closed early) is estimated: the
-        prompt at `prompt_ratio` tokens a character, the completion by pieces (about a token each)."""
+        """The turn; usage not reported (no usage in streams, or a stream closed early), or not its own (a
+        whole request's, `own_usage` False), is estimated: the prompt at `prompt_ratio` tokens a character,
+        the completion by pieces (about a token each)."""
         text, unused = "".join(self.content), ""
         cut = self.cut
         if cut is not None:
             text, unused = text[: cut.keep], text[cut.keep :]
-        prompt_tokens, completion_tokens = self.prompt_tokens, self.completion_tokens
+        prompt_tokens = self.prompt_tokens if own_usage else 0
+        completion_tokens = self.completion_tokens if own_usage else 0
         estimated = not prompt_tokens
         if estimated:
             prompt_tokens = round(prompt_chars(messages, tools) * prompt_ratio)
@@ -225,16 +232,13 @@ class StreamedChoices:
         ordered = [one for _, one in sorted(self.choices.items())]
         one_usage = len(ordered) > 1 and self.usages == 1 and all(one.finish_reason for one in ordered)
         whole = self.finished_last if one_usage else None
-        prompt = total = 0
-        if whole is not None:
-            prompt, total = whole.prompt_tokens, whole.completion_tokens
-            whole.prompt_tokens = whole.completion_tokens = 0  # its own share is worked out from the others
-        replies = [one.reply(messages, tools, prompt_ratio) for one in ordered]
+        # the reply that holds the whole request's usage gets its own share, worked out from the others
+        replies = [one.reply(messages, tools, prompt_ratio, own_usage=one is not whole) for one in ordered]
         if whole is not None:
             last = ordered.index(whole)
             others = sum(reply.completion_tokens for at, reply in enumerate(replies) if at != last)
-            replies[last] = replace(replies[last], completion_tokens=max(total - others, 0))
-            replies[0] = replace(replies[0], prompt_tokens=prompt)
+            replies[last] = replace(replies[last], completion_tokens=max(whole.completion_tokens - others, 0))
+            replies[0] = replace(replies[0], prompt_tokens=whole.prompt_tokens)
         return replies[:1] + [replace(reply, prompt_tokens=0) for reply in replies[1:]]
 
 
