@@ -419,8 +419,11 @@ def measure(cases: list[str], servings: list[str], args: argparse.Namespace) -> 
             whole = None
             if args.round_child:  # cold on a cache of its own, but new-kept's, which finds the prompt kept
                 cache = caches[serving] if serving == "new-kept" else Path(tempfile.mkdtemp(prefix="round-"))
+                kept = transcripts_in(cache)
                 whole = run_case(case, serving, args, cache, whole_round=True)
                 print(f"{serving} {case} whole round: {json.dumps(whole)}", file=sys.stderr, flush=True)
+                if args.transcripts is not None:
+                    copy_new(transcripts_in(cache) - kept, args.transcripts / case / f"{serving}-round")
                 if cache != caches[serving]:
                     shutil.rmtree(cache, ignore_errors=True)
             rows.append(Row(serving, row, whole, before))
