@@ -41,10 +41,12 @@ async def stream_chunks(stream: Any, first: float, stall: float) -> AsyncIterato
             waited = stall
             yield chunk
     finally:
-        await iterator.aclose()
-        # openai's own generator is not closed by closing ours; left suspended, it and httpx's under it
-        # wait in a reference cycle with the stream
-        inner = getattr(stream, "_iterator", None)
-        if inner is not None and hasattr(inner, "aclose"):
-            await inner.aclose()
-        await stream.close()
+        try:
+            await iterator.aclose()
+            # openai's own generator is not closed by closing ours; left suspended, it and httpx's under
+            # it wait in a reference cycle with the stream
+            inner = getattr(stream, "_iterator", None)
+            if inner is not None and hasattr(inner, "aclose"):
+                await inner.aclose()
+        finally:
+            await stream.close()  # whatever the generators did: the server sees the client go
