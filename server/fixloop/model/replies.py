@@ -143,6 +143,11 @@ class StreamedReply:
             if self.watch is not None and self.cut is None:
                 self.cut = self.watch.on_call(call.index or 0, slot["name"], slot["arguments"])
 
+    def _estimated_completion(self, text_chars: int) -> int:
+        """A completion's tokens when none were reported: by pieces (about a token each), or 4 characters
+        a token, text and call arguments, whichever is more."""
+        return max(len(self.ends), (text_chars + sum(len(c["arguments"]) for c in self.calls.values())) // 4)
+
     def reply(
         self,
         messages: Sequence[dict[str, Any]],
@@ -163,10 +168,7 @@ class StreamedReply:
         estimated = not prompt_tokens
         if estimated:
             prompt_tokens = round(prompt_chars(messages, tools) * prompt_ratio)
-            completion_tokens = max(
-                len(self.ends),
-                (len(text) + len(unused) + sum(len(c["arguments"]) for c in self.calls.values())) // 4,
-            )
+            completion_tokens = self._estimated_completion(len(text) + len(unused))
         tool_calls = tuple(
             ToolCallRequest(id=c["id"] or f"call_{index}", name=c["name"], arguments=c["arguments"])
             for index, c in sorted(self.calls.items())
