@@ -246,8 +246,11 @@ async def child(case: str, max_seconds: float, whole_round: bool = False) -> dic
         (server,) = local._shared.values()
         assert server.pid is not None and server.base_url is not None
         described = server.serving.describe()
-        if os.environ.get(TODAY_ENV):
-            described = "as issue 18 found it: --n_ctx 16384, every prompt token's logits kept; " + described
+        if os.environ.get(TODAY_ENV):  # its context is not the fallback's
+            described = (
+                "llama-cpp-python's server as issue 18 found it (one request at a time, --n_ctx 16384, every "
+                "prompt token's logits kept)"
+            )
         result.update(serving=described, slots=server.serving.slots)
         if whole_round:
             result["peak_rss"] = peak_rss(server.pid)
