@@ -51,6 +51,7 @@ CASES = ["demo", "shipping_quotes", "payroll_roles", "sales_pipeline"]
 # second run); new-spec: llama-server with n-gram speculation
 SERVINGS = ["today", "old", "new", "new-kept", "new-spec"]
 TODAY_ENV = "LOCAL_MODEL_BENCH_TODAY"  # the child serves "old" as issue 18 found it
+TODAY_CONTEXT = 16384  # llama-cpp-python's `--n_ctx` then
 
 
 # ---- the child: one fix run and one speed probe on one serving ----------------------------------------
@@ -203,7 +204,7 @@ def serving_as_found() -> None:
             return line
         at = line.index("--logits_all")
         line = line[:at] + line[at + 2 :]
-        line[line.index("--n_ctx") + 1] = "16384"
+        line[line.index("--n_ctx") + 1] = str(TODAY_CONTEXT)
         return line
 
     llama_server.Serving.args = as_found  # type: ignore[method-assign]
@@ -248,8 +249,8 @@ async def child(case: str, max_seconds: float, whole_round: bool = False) -> dic
         described = server.serving.describe()
         if os.environ.get(TODAY_ENV):  # its context is not the fallback's
             described = (
-                "llama-cpp-python's server as issue 18 found it (one request at a time, --n_ctx 16384, every "
-                "prompt token's logits kept)"
+                "llama-cpp-python's server as issue 18 found it (one request at a time, --n_ctx "
+                f"{TODAY_CONTEXT}, every prompt token's logits kept)"
             )
         result.update(serving=described, slots=server.serving.slots)
         if whole_round:
@@ -402,6 +403,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def run_kept(
+    case: str, serving: str, args: argparse.Namespace, cache: Path, whole_round: bool = False
+) -> dict[str, Any]:
+    """One child's figures, printed as they come; with --transcripts, the transcripts it wrote copied to
+    DIR/<case>/<serving>[-round]/ before its cache goes (a run's variance is read in them)."""
+    kept = transcripts_in(cache)
+    figures = run_case(case, serving, args, cache, whole_round)
+    label = " whole round" if whole_round else ""
+    print(f"{serving} {case}{label}: {json.dumps(figures)}", file=sys.stderr, flush=True)
+    if args.transcripts is not None:
+        folder = f"{serving}-round" if whole_round else serving
+        copy_new(transcripts_in(cache) - kept, args.transcripts / case / folder)
+    return figures
+
+
 def measure(cases: list[str], servings: list[str], args: argparse.Namespace) -> list[Row]:
     """Each case on each serving: the fix run's figures, its whole round's (a child of its own, read cold
     but for new-kept's), the load average before them."""
@@ -414,19 +430,12 @@ def measure(cases: list[str], servings: list[str], args: argparse.Namespace) -> 
             shutil.rmtree(caches["new-kept"])
             caches["new-kept"] = caches["new"]
         for serving in serving_order(servings, index):
-            before, kept = load(), transcripts_in(caches[serving])
-            row = run_case(case, serving, args, caches[serving])
-            print(f"{serving} {case}: {json.dumps(row)}", file=sys.stderr, flush=True)
-            if args.transcripts is not None:  # before the cache goes: a run's variance is read in them
-                copy_new(transcripts_in(caches[serving]) - kept, args.transcripts / case / serving)
+            before = load()
+            row = run_kept(case, serving, args, caches[serving])
             whole = None
             if args.round_child:  # cold on a cache of its own, but new-kept's, which finds the prompt kept
                 cache = caches[serving] if serving == "new-kept" else Path(tempfile.mkdtemp(prefix="round-"))
-                kept = transcripts_in(cache)
-                whole = run_case(case, serving, args, cache, whole_round=True)
-                print(f"{serving} {case} whole round: {json.dumps(whole)}", file=sys.stderr, flush=True)
-                if args.transcripts is not None:
-                    copy_new(transcripts_in(cache) - kept, args.transcripts / case / f"{serving}-round")
+                whole = run_kept(case, serving, args, cache, whole_round=True)
                 if cache != caches[serving]:
                     shutil.rmtree(cache, ignore_errors=True)
             rows.append(Row(serving, row, whole, before))
