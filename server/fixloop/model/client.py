@@ -322,14 +322,26 @@ class ChatModel:
                     pass
         return min(self.backoff * (2**attempt), 30.0)
 
+    def _explain_connection(self, error: openai.APIConnectionError, tries: str) -> ModelError:
+        """A connection that failed: refused, or cut in the middle of an answer, or another reason."""
+        cause = error.__cause__ or error.__context__
+        reason = short_error(cause) if cause else "connection failed"
+        if refused_connection(error):
+            reason = "connection refused"
+        elif "incomplete" in reason.lower() or "peer closed" in reason.lower():
+            return ModelError(
+                f"the model at {self.base_url} closed the connection in the middle of its answer"
+                f"{tries}; check the server"
+            )
+        return ModelError(f"cannot reach {self.base_url}: {reason} — is your model server running?")
+
     def _explain(self, error: Exception, sent_tools: bool, retries: int, spent: float = 0.0) -> ModelError:
         where = self.base_url
         tries = f" ({retries + 1} tries in {spent:.0f} s)" if retries else ""
         if isinstance(error, Stalled) and error.started:
             return ModelError(
                 f"the model at {where} stopped sending in the middle of its answer "
-                f"(nothing for "
-                f"{self.stall_timeout:g} s){tries}; check the server"
+                f"(nothing for {self.stall_timeout:g} s){tries}; check the server"
             )
         if isinstance(error, Stalled | openai.APITimeoutError):
             return ModelError(
@@ -337,16 +349,7 @@ class ChatModel:
                 "raise modelTimeout, or check the server"
             )
         if isinstance(error, openai.APIConnectionError):
-            cause = error.__cause__ or error.__context__
-            reason = short_error(cause) if cause else "connection failed"
-            if refused_connection(error):
-                reason = "connection refused"
-            elif "incomplete" in reason.lower() or "peer closed" in reason.lower():
-                return ModelError(
-                    f"the model at {where} closed the connection in the middle of its answer"
-                    f"{tries}; check the server"
-                )
-            return ModelError(f"cannot reach {where}: {reason} — is your model server running?")
+            return self._explain_connection(error, tries)
         status = getattr(error, "status_code", 0)
         message = error_message(error)
         if status == 401:
