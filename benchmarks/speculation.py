@@ -34,10 +34,10 @@ def post(port: int, body: dict) -> tuple[float, dict]:
         return time.monotonic() - started, json.loads(answer.read())
 
 
-def wait_ready(port: int) -> None:
+def wait_ready(port: int, path: str = "/health") -> None:
     for _ in range(600):
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
+            urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=1)
             return
         except OSError:
             time.sleep(0.5)
