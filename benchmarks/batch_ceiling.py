@@ -9,6 +9,7 @@ together, and that over one reply's (n=1 of the same block). It bounds what a ba
 candidates one at a time.
 
     python benchmarks/batch_ceiling.py [--llama-server PATH] [--counts 1,2,3,5,7] [--trials 3] [--blocks 2]
+        [--forms 0,1]   # indices into FORMS: 2 is flash attention with an f16 cache, 3 a larger prompt step
 """
 
 from __future__ import annotations
@@ -28,13 +29,18 @@ TOKENS = 64
 FORMS = {
     "flash attention off, f16 KV (fixloop's flags)": {},
     "flash attention on, q8_0 KV": {"--flash-attn": "on", "--cache-type-k": "q8_0", "--cache-type-v": "q8_0"},
+    "flash attention on, f16 KV": {"--flash-attn": "on"},
+    "prompt read 1,024 tokens a step": {"--ubatch-size": "1024", "--batch-size": "2048"},
 }
 
 
 def with_flags(argv: list[str], changes: dict[str, str]) -> list[str]:
     argv = list(argv)
     for flag, value in changes.items():
-        argv[argv.index(flag) + 1] = value
+        if flag in argv:
+            argv[argv.index(flag) + 1] = value
+        else:
+            argv += [flag, value]
     return argv
 
 
@@ -74,10 +80,11 @@ def main() -> None:
     parser.add_argument("--counts", default="1,2,3,5,7")
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--blocks", type=int, default=2, help="A B, B A, ... pairs of blocks")
+    parser.add_argument("--forms", default="0,1", help="which of FORMS, by index (0: fixloop's flags)")
     server_path, args = llama_server_argument(parser)
     counts = [int(count) for count in args.counts.split(",")]
     model = model_path(get_model())
-    forms = list(FORMS.items())
+    forms = [list(FORMS.items())[int(index)] for index in args.forms.split(",")]
     for pair in range(args.blocks):
         for number, (label, changes) in enumerate(forms if pair % 2 == 0 else forms[::-1]):
             port = 18440 + 2 * pair + number
