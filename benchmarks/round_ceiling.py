@@ -35,6 +35,7 @@ NO_END = {"151643": -100, "151645": -100}  # Qwen2.5's <|endoftext|> and <|im_en
 
 
 def hinted(messages: list[dict], number: int) -> list[dict]:
+    """The prompt with a hint of draw `number`'s own at its end, as a sampled draw's is."""
     last = dict(messages[-1])
     last["content"] = f"{last['content']}\n\nHint: draw {number} may look at another line first."
     return [*messages[:-1], last]
@@ -44,7 +45,10 @@ def draw(port: int, messages: list[dict], tokens: int, temperature: float, n: in
     """Seconds for `n` replies of `tokens` tokens each, in one request."""
     body = {"model": "bench", "messages": messages, "max_tokens": tokens, "temperature": temperature}
     body |= {"seed": 7, "logit_bias": NO_END, **({"n": n} if n > 1 else {})}
-    return post(port, body)[0]
+    seconds, answer = post(port, body)
+    if answer.get("usage", {}).get("completion_tokens", tokens) < tokens:  # (the first reply's, where n > 1)
+        raise SystemExit(f"a reply ended before {tokens} tokens: the server ignored the end-of-text ban")
+    return seconds
 
 
 def measure(kind: str, argv: list[str], port: int, count: int, tokens: int) -> dict[str, float]:
@@ -77,7 +81,7 @@ def main() -> None:
     forms = {
         "today": lambda port: Serving(
             "llama-cpp-python", (args.llama_python, "-m", "llama_cpp.server"), 2, TODAY_CONTEXT
-        ).args(model, "bench", port)[:-2],  # without `--logits_all false`: its default keeps them all
+        ).args(model, "bench", port)[:-2],  # ends with `--logits_all false`: its default keeps them all
         "new": lambda port: Serving("llama-server", (str(server_path),), 2, 20_480, args.count).args(
             model, "bench", port
         ),
