@@ -121,24 +121,30 @@ def choose_interpreter(
             "the install command of the environment testCommand uses",
         )
     rest = command[1:] if command else PYTEST_ARGS
-    chosen = _from_setting(python, workspace, env) if python.strip() else None
-    if chosen is None:
-        chosen = (
-            _nearest_venv(project, workspace, platform)
-            or _activated(env, platform)
-            or _tool_environment(project, workspace, env)
-        )
-    if chosen is None:
-        chosen = (
-            Path(sys.executable),
-            "fixloop's own interpreter: no project environment was found "
-            "(no .venv, no activated or tool environment); set `python` to choose one",
-        )
-    interpreter, reason = chosen
+    interpreter, reason = _project_python(project, workspace, python, env, platform)
     if command:
         reason += f" (testCommand's {command[0]!r})"
     hint = _install_hint(interpreter, project, workspace, env)
     return TestInterpreter((str(interpreter), *rest), reason, interpreter, hint)
+
+
+def _project_python(
+    project: Path, workspace: Path, python: str, env: Mapping[str, str], platform: Platform
+) -> tuple[Path, str]:
+    """The interpreter the tests run with, and why, in order of precedence: the `python` setting, the
+    nearest venv, an activated environment, a project tool's (pdm, poetry, hatch, ...), else fixloop's own."""
+    chosen = _from_setting(python, workspace, env) if python.strip() else None
+    return (
+        chosen
+        or _nearest_venv(project, workspace, platform)
+        or _activated(env, platform)
+        or _tool_environment(project, workspace, env)
+        or (
+            Path(sys.executable),
+            "fixloop's own interpreter: no project environment was found "
+            "(no .venv, no activated or tool environment); set `python` to choose one",
+        )
+    )
 
 
 def _command_head(word: str, project: Path, workspace: Path) -> str:

@@ -57,19 +57,24 @@ class LiveView:
             self._streaming_step = None
             self._held = ""
 
+    def _stream(self, delta: ThoughtDelta) -> None:
+        """A piece of a streamed thought, on its step's line; trailing newlines are held back until more
+        text follows, so a step's line ends where its thought does."""
+        if self._streaming_step != delta.step:
+            self._end_stream()
+            self.console.print(f"[bold cyan]step {delta.step}[/] ", end="")
+            self._streaming_step = delta.step
+            self._streamed.add(delta.step)
+        text = self._held + delta.text
+        shown = text.rstrip("\n")
+        self._held = text[len(shown) :]
+        if shown:
+            self.console.print(f"[dim]{escape(shown)}[/]", end="")
+
     def show(self, event: Event) -> None:
         c = self.console
         if isinstance(event, ThoughtDelta):
-            if self._streaming_step != event.step:
-                self._end_stream()
-                c.print(f"[bold cyan]step {event.step}[/] ", end="")
-                self._streaming_step = event.step
-                self._streamed.add(event.step)
-            text = self._held + event.text
-            shown = text.rstrip("\n")
-            self._held = text[len(shown) :]
-            if shown:
-                c.print(f"[dim]{escape(shown)}[/]", end="")
+            self._stream(event)
             return
         self._end_stream()
         if isinstance(event, Thought):

@@ -74,6 +74,12 @@ def _names(values: list[str] | None) -> list[str]:
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """The bench's own command-line options (the run options are added by the CLI)."""
+    _what_to_run(parser)
+    _how_to_run(parser)
+
+
+def _what_to_run(parser: argparse.ArgumentParser) -> None:
+    """Which cases, in which modes, how often, and which shard of them."""
     parser.add_argument(
         "cases",
         nargs="*",
@@ -96,8 +102,18 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODE",
         help="react (default), oneshot or sample; repeat or comma-separate for several",
     )
-    parser.add_argument("--jobs", type=int, default=1, help="runs in parallel, each in its own copy")
     parser.add_argument("--repeat", type=int, default=1, help="runs per case and mode")
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only part K of N of the cases (split by a hash of each case's name, the same on every "
+        "machine); merge the parts' results files with `fixloop bench report FILE…`",
+    )
+
+
+def _how_to_run(parser: argparse.ArgumentParser) -> None:
+    """How many at once, where results go, and how long a run and the judge may take."""
+    parser.add_argument("--jobs", type=int, default=1, help="runs in parallel, each in its own copy")
     parser.add_argument(
         "--results",
         type=Path,
@@ -123,10 +139,4 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         default=300.0,
         help="seconds one run may take (copy and setup included); past it the run is stopped, its "
         "processes killed, and it counts as not fixed (default 300)",
-    )
-    parser.add_argument(
-        "--shard",
-        metavar="K/N",
-        help="run only part K of N of the cases (split by a hash of each case's name, the same on every "
-        "machine); merge the parts' results files with `fixloop bench report FILE…`",
     )
