@@ -192,20 +192,24 @@ def drawing_whole_rounds() -> None:
     sampling.CandidateSearch._should_stop = ignoring_verified  # type: ignore[method-assign]
 
 
+def line_as_found(line: list[str]) -> list[str]:
+    """The fallback's llama-cpp-python command line as issue 18 found it: `--n_ctx 16384`, and its default
+    `logits_all` (true) instead of `--logits_all false`."""
+    at = line.index("--logits_all")
+    line = line[:at] + line[at + 2 :]
+    line[line.index("--n_ctx") + 1] = str(TODAY_CONTEXT)
+    return line
+
+
 def serving_as_found() -> None:
-    """llama-cpp-python's server as issue 18 found it: `--n_ctx 16384`, its default `logits_all` (true)."""
+    """The child serves llama-cpp-python's server as issue 18 found it (`line_as_found`)."""
     from fixloop.model import llama_server
 
     args = llama_server.Serving.args
 
     def as_found(self: Any, model: Path, alias: str, port: int) -> list[str]:
         line = args(self, model, alias, port)
-        if self.kind != llama_server.LLAMA_CPP_PYTHON:
-            return line
-        at = line.index("--logits_all")
-        line = line[:at] + line[at + 2 :]
-        line[line.index("--n_ctx") + 1] = str(TODAY_CONTEXT)
-        return line
+        return line_as_found(line) if self.kind == llama_server.LLAMA_CPP_PYTHON else line
 
     llama_server.Serving.args = as_found  # type: ignore[method-assign]
 

@@ -24,13 +24,13 @@ import json
 import statistics
 import subprocess
 
+from local_model import line_as_found
 from speculation import PROMPT, llama_server_argument, post, wait_ready
 
 from fixloop.model.catalog import get_model
-from fixloop.model.llama_server import Serving
+from fixloop.model.llama_server import LLAMA_CPP_PYTHON, Serving
 from fixloop.model.pull import model_path
 
-TODAY_CONTEXT = 16384
 NO_END = {"151643": -100, "151645": -100}  # Qwen2.5's <|endoftext|> and <|im_end|>
 
 
@@ -79,9 +79,11 @@ def main() -> None:
     server_path, args = llama_server_argument(parser)
     model = model_path(get_model())
     forms = {
-        "today": lambda port: Serving(
-            "llama-cpp-python", (args.llama_python, "-m", "llama_cpp.server"), 2, TODAY_CONTEXT
-        ).args(model, "bench", port)[:-2],  # ends with `--logits_all false`: its default keeps them all
+        "today": lambda port: line_as_found(
+            Serving(LLAMA_CPP_PYTHON, (args.llama_python, "-m", "llama_cpp.server"), 2, 0).args(
+                model, "bench", port
+            )
+        ),
         "new": lambda port: Serving("llama-server", (str(server_path),), 2, 20_480, args.count).args(
             model, "bench", port
         ),
