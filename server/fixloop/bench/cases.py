@@ -1,4 +1,5 @@
-"""Bench cases: found in folders (case.json, or a fixture project with fixes/NAME.json), subsets, copies."""
+"""Bench cases: found in folders (case.json, or a fixture project with fixes/NAME.json), subsets, copies;
+a case's hidden checks stay out of every copy until the judge places them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from fnmatch import fnmatch
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from fixloop.bench.process import last_line, run_process
@@ -22,7 +24,9 @@ CASE_FILE = "case.json"
 DEFAULT_TEST_COMMAND = ("python", "-m", "pytest")
 SETUP_TIMEOUT = 900.0
 MAX_DEPTH = 4  # how deep below a named folder cases are looked for
+HIDDEN_TEST_PATTERN = "test_hidden_*.py"
 _COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.pyc")
+_CACHES = {"__pycache__", ".pytest_cache"}
 _GIT = (
     "-c",
     "user.name=fixloop bench",
@@ -42,6 +46,19 @@ class CaseError(FixloopError):
 
 
 @dataclass(frozen=True)
+class Reference:
+    """The original text where the bug is (case.json's `reference`), shown beside a plausible verdict."""
+
+    path: str  # a file in the project
+    text: str
+
+    def describe(self) -> str:
+        """One line: the file and the original text, its lines joined by " / "."""
+        lines = [line.strip() for line in self.text.strip().splitlines() if line.strip()]
+        return f"{self.path}: {' / '.join(lines)}"[:300]
+
+
+@dataclass(frozen=True)
 class BenchCase:
     """One buggy project and the tests that show the bug (see CONTRACT: the bench case format)."""
 
@@ -54,6 +71,9 @@ class BenchCase:
     bug_files: tuple[str, ...] = ()  # for reporting only, never shown to the model
     kind: str = ""
     git_init: bool = False  # a fixture project: each copy becomes a repository with one commit
+    hidden_checks: Path | None = None  # the hidden checks' folder, resolved; it mirrors the project's layout
+    hidden_tests: tuple[str, ...] = ()  # its test_hidden_*.py files, as paths in the project
+    reference: Reference | None = None  # for reporting only, never shown to the model
 
 
 # -- finding cases ------------------------------------------------------------------------------------
@@ -124,6 +144,7 @@ def read_case(folder: Path) -> BenchCase:
         raise CaseError(f"{path}: project folder {project!r} does not exist")
     command = _strings(data, "test_command", path) or DEFAULT_TEST_COMMAND
     kind = data.get("kind", "")
+    hidden, hidden_tests = _hidden_checks(data, path, folder / project)
     return BenchCase(
         folder.name,
         folder,
@@ -133,6 +154,9 @@ def read_case(folder: Path) -> BenchCase:
         _strings(data, "setup", path),
         _strings(data, "bug_files", path),
         kind if isinstance(kind, str) else "",
+        hidden_checks=hidden,
+        hidden_tests=hidden_tests,
+        reference=_reference(data, path, folder / project),
     )
 
 
@@ -148,6 +172,58 @@ def _strings(data: dict[str, Any], key: str, path: Path, required: bool = False)
         need = "a non-empty list" if required else "a list"
         raise CaseError(f"{path}: {key} must be {need} of strings, got {value!r}")
     return tuple(value)
+
+
+def _hidden_checks(data: dict[str, Any], path: Path, project: Path) -> tuple[Path | None, tuple[str, ...]]:
+    """case.json's `hidden_checks`: the folder (relative to the case, outside the project) and its
+    test_hidden_*.py files as project paths; none of its files may stand where the project has one."""
+    value = data.get("hidden_checks")
+    if value is None:
+        return None, ()
+    if not isinstance(value, str) or not value.strip() or Path(value).is_absolute():
+        raise CaseError(f"{path}: hidden_checks must be a folder relative to the case folder, got {value!r}")
+    folder, root = (path.parent / value).resolve(), project.resolve()
+    if folder.is_relative_to(root) or root.is_relative_to(folder):
+        raise CaseError(
+            f"{path}: hidden_checks {value!r} must lie outside the project folder "
+            "(the fixing run's copy holds the whole project)"
+        )
+    if not folder.is_dir():
+        raise CaseError(f"{path}: hidden_checks folder {value!r} does not exist")
+    files = hidden_files(folder)
+    clash = next((rel for rel in files if (root / rel).exists()), None)
+    if clash is not None:
+        raise CaseError(f"{path}: hidden_checks file {clash} would replace the project's own {clash}")
+    tests = tuple(rel for rel in files if fnmatch(PurePosixPath(rel).name, HIDDEN_TEST_PATTERN))
+    if not tests:
+        raise CaseError(f"{path}: hidden_checks folder {value!r} holds no {HIDDEN_TEST_PATTERN} file")
+    return folder, tests
+
+
+def hidden_files(folder: Path) -> list[str]:
+    """Every file of a hidden checks folder as a path in the project (bytecode caches left out)."""
+    found = []
+    for file in folder.rglob("*"):
+        rel = file.relative_to(folder)
+        if file.is_file() and not _CACHES & set(rel.parts) and file.suffix != ".pyc":
+            found.append(rel.as_posix())
+    return sorted(found)
+
+
+def _reference(data: dict[str, Any], path: Path, project: Path) -> Reference | None:
+    value = data.get("reference")
+    if value is None:
+        return None
+    fields = ("path", "text")
+    if not isinstance(value, dict) or not all(isinstance(value.get(k), str) and value[k] for k in fields):
+        raise CaseError(
+            f'{path}: reference must be {{"path": a file in the project, "text": the original line(s)}}, '
+            f"got {value!r}"
+        )
+    rel = value["path"]
+    if Path(rel).is_absolute() or ".." in Path(rel).parts or not (project / rel).is_file():
+        raise CaseError(f"{path}: reference path {rel!r} is not a file in the project")
+    return Reference(rel, value["text"])
 
 
 def _fixture_case(folder: Path, fix_path: Path) -> BenchCase:
@@ -219,12 +295,16 @@ class CaseCopy:
 
 
 def copy_case(case: BenchCase, dest: Path) -> Path:
-    """Copy the case to `dest` (case.json left out) and return the project root inside the copy."""
+    """Copy the case to `dest` (case.json and the hidden checks left out) and return the project root
+    inside the copy."""
+    hidden = case.hidden_checks
 
     def ignore(directory: str, names: list[str]) -> set[str]:
         skipped = set(_COPY_IGNORE(directory, names))
         if Path(directory) == case.folder and CASE_FILE in names:
             skipped.add(CASE_FILE)
+        if hidden is not None and hidden.name in names and Path(directory).resolve() == hidden.parent:
+            skipped.add(hidden.name)
         return skipped
 
     shutil.copytree(case.folder, dest, ignore=ignore, symlinks=True)
@@ -234,6 +314,12 @@ def copy_case(case: BenchCase, dest: Path) -> Path:
             if done.returncode != 0:
                 raise CaseError(f"git {args[0]} in the copy of {case.name} failed: {last_line(done.stderr)}")
     return dest / case.project
+
+
+def place_hidden_checks(case: BenchCase, root: Path) -> None:
+    """The judge's step after the visible suite passed: the hidden checks' files put in the copy's project."""
+    if case.hidden_checks is not None:
+        shutil.copytree(case.hidden_checks, root, ignore=_COPY_IGNORE, dirs_exist_ok=True)
 
 
 def copy_top(case: BenchCase, root: Path) -> Path:
