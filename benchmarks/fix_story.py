@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from fixloop.bench.merge import merge_results
+from fixloop.bench.statuses import counts_as_fixed
 from fixloop.bench.store import RunRecord
 
 ROUND_OF = {
@@ -40,7 +41,7 @@ def story(record: RunRecord) -> list[str]:
             found_in = "loop"
         if kind in ("localize", "placement", "round") or (kind == "candidate" and "verified" in text):
             lines.append(f"  {event['t']:6.0f} s  {text[:200]}")
-    if record.status == "fixed":
+    if counts_as_fixed(record.status):
         lines.append(f"  found in: {found_in}")
     return lines
 
@@ -53,7 +54,8 @@ def main() -> int:
     args = parser.parse_args()
     records, _ = merge_results(args.results)
     for record in records:
-        if (args.case and record.case not in args.case) or (record.status != "fixed" and not args.all):
+        wanted = counts_as_fixed(record.status) or args.all
+        if (args.case and record.case not in args.case) or not wanted:
             continue
         tried = record.rounds_tried or "-"
         print(f"{record.case}: {record.status}, {record.wall_seconds:.0f} s, rounds tried: {tried}")

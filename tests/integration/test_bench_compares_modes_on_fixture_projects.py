@@ -1,5 +1,6 @@
 """`fixloop bench fixtures/projects --mode react,oneshot`: fixture projects are cases; the oneshot baseline
-sends one prompt and applies the reply's code by AST; both modes are judged and shown side by side."""
+sends one prompt and applies the reply's code by AST; both modes are judged and shown side by side (the demo
+has no hidden checks: a fix of it is `fixed_unchecked`)."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def compared(tmp_path_factory: pytest.TempPathFactory):
 def test_oneshot_sends_the_failure_and_code_once_and_its_reply_is_applied_by_ast(compared):
     _done, records, requests, _work = compared
     oneshot = records["oneshot"]
-    assert oneshot["status"] == "fixed" and oneshot["claimed"] is False and oneshot["steps"] == 1
+    assert oneshot["status"] == "fixed_unchecked" and oneshot["claimed"] is False and oneshot["steps"] == 1
     assert oneshot["edited_bug_file"] is True  # fixtures/fixes/demo.json edits mathutils.py
     diff = oneshot["diff"]
     assert diff.startswith("--- a/mathutils.py\n") and diff.count("+++ ") == 1
@@ -85,7 +86,7 @@ def test_oneshot_sends_the_failure_and_code_once_and_its_reply_is_applied_by_ast
 
 def test_both_modes_are_judged_and_shown_side_by_side_with_a_report(compared):
     done, records, _requests, work = compared
-    assert records["react"]["status"] == "fixed" and records["react"]["claimed"] is True
+    assert records["react"]["status"] == "fixed_unchecked" and records["react"]["claimed"] is True
     assert "fixed only by react: none" in done.stdout and "fixed only by oneshot: none" in done.stdout
     assert any(line.split() == ["react", "oneshot", "sample"] for line in done.stdout.splitlines())
     report = (work / "report.html").read_text()
@@ -97,7 +98,7 @@ def test_both_modes_are_judged_and_shown_side_by_side_with_a_report(compared):
 def test_sample_mode_proposes_a_verified_candidate(compared):
     _done, records, requests, _work = compared
     sample = records["sample"]
-    assert sample["status"] == "fixed" and sample["claimed"] is True and sample["attempts"] == 1
+    assert sample["status"] == "fixed_unchecked" and sample["claimed"] is True and sample["attempts"] == 1
     assert "-        result += i\n+        result *= i\n" in sample["diff"]
     assert "the corrected function(s)" in requests[-1]["messages"][-1]["content"]
 

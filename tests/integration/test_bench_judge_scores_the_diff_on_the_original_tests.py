@@ -33,7 +33,7 @@ async def test_test_files_are_put_back_before_the_suite_runs():
     added = FileChange("tests/test_scratch.py", None, "def test_scratch():\n    assert False\n")
     diff = unified_diff([*recorded_fix("careless_fix"), deleted, added])
     fixed = await judge.judge(case("careless_fix"), diff, claimed=True)
-    assert fixed.status == "fixed", fixed.note
+    assert fixed.status == "fixed_unchecked", fixed.note  # the fixture project has no hidden checks
     assert set(fixed.restored) == {money, "tests/test_scratch.py"}
 
     weakened = edited("demo", "tests/test_mathutils.py", "factorial(5) == 120", "factorial(5) == 15")

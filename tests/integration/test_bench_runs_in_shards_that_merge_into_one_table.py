@@ -51,17 +51,19 @@ def test_the_report_merges_files_and_the_latest_row_of_a_run_wins(tmp_path: Path
     first, second = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     first.write_text(
         _row("a", "sample", "not_fixed", "2026-01-01T10:00:00")
-        + _row("b", "sample", "fixed", "2026-01-01T10:05:00")
+        + _row("b", "sample", "fixed", "2026-01-01T10:05:00")  # a row from before hidden checks
     )
     second.write_text(
-        _row("a", "sample", "fixed", "2026-01-02T09:00:00", commit="abc123", machine="2 cores")
+        _row(
+            "a", "sample", "fixed", "2026-01-02T09:00:00", commit="abc123", machine="2 cores", hidden_checks=1
+        )
         + _row("b", "sample", "error", "2025-12-31T00:00:00")  # older: the first file's row wins
         + _row("c", "react", "not_fixed", "2026-01-02T09:30:00")
     )
     records, summary = merge_results([first, second])
     assert {(r.case, r.mode): r.status for r in records} == {
         ("a", "sample"): "fixed",
-        ("b", "sample"): "fixed",
+        ("b", "sample"): "fixed_unchecked",  # judged on the visible tests alone
         ("c", "react"): "not_fixed",
     }
     assert summary == "bench report: merged 2 file(s), 5 row(s): 3 run(s) (2 older duplicate(s) dropped)"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixloop.bench.merge import merge_results
+from fixloop.bench.statuses import counts_as_fixed, status_label
 from fixloop.bench.store import RunRecord
 from fixloop.errors import ConfigError
 
@@ -53,13 +54,14 @@ def _kinds(records: Sequence[RunRecord]) -> str:
     """The fewest–most kinds of round the runs not fixed tried; — when no row records them (older code)."""
     if not any(r.rounds_tried for r in records):
         return "—"
-    tried = [len([k for k in r.rounds_tried.split(",") if k.strip()]) for r in records if r.status != "fixed"]
+    unfixed = [r for r in records if not counts_as_fixed(r.status)]
+    tried = [len([k for k in r.rounds_tried.split(",") if k.strip()]) for r in unfixed]
     return f"{min(tried)}–{max(tried)}" if tried else "—"
 
 
 def only_one_side(before: Side, after: Side) -> str:
     """The cases one side fixed and the other did not (among the cases both ran)."""
-    fixed = [{r.case for r in side.records if r.status == "fixed"} for side in (before, after)]
+    fixed = [{r.case for r in side.records if counts_as_fixed(r.status)} for side in (before, after)]
     both = {r.case for r in before.records} & {r.case for r in after.records}
     gained, lost = sorted((fixed[1] - fixed[0]) & both), sorted((fixed[0] - fixed[1]) & both)
     return (
@@ -69,17 +71,20 @@ def only_one_side(before: Side, after: Side) -> str:
 
 
 def summary_table(before: Side, after: Side) -> str:
-    """Runs, fixed, claimed but wrong, not fixed, errors, and median walls, one column a side."""
+    """Runs, fixed (checked, unchecked), plausible, claimed but wrong, not fixed, errors, and median walls,
+    one column a side."""
     sides = (before, after)
     rows = [
         ("runs", [str(len(side.records)) for side in sides]),
         ("**fixed** (the judge's verdict)", [f"**{side.count('fixed')}**" for side in sides]),
+        ("fixed (unchecked): no hidden checks", [str(side.count("fixed_unchecked")) for side in sides]),
+        ("plausible: a hidden check fails", [str(side.count("plausible")) for side in sides]),
         ("claimed but wrong", [str(side.count("claimed_but_wrong")) for side in sides]),
         ("not fixed", [str(side.count("not_fixed") + side.count("timeout")) for side in sides]),
         ("errors", [str(side.count("error")) for side in sides]),
         (
             "median wall, fixed runs",
-            [_median_wall([r for r in s.records if r.status == "fixed"]) for s in sides],
+            [_median_wall([r for r in s.records if counts_as_fixed(r.status)]) for s in sides],
         ),
         ("median wall, all runs", [_median_wall(side.records) for side in sides]),
         ("kinds of round tried, runs not fixed", [_kinds(side.records) for side in sides]),
@@ -97,7 +102,8 @@ def case_table(before: Side, after: Side) -> str:
     def cell(record: RunRecord | None) -> str:
         if record is None:
             return "—"
-        status = f"**{record.status}**" if record.status == "fixed" else record.status.replace("_", " ")
+        label = status_label(record.status).replace("_", " ")
+        status = f"**{label}**" if record.status == "fixed" else label
         return f"{status}, {record.wall_seconds:.0f} s"
 
     return head + "".join(

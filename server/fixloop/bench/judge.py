@@ -1,4 +1,5 @@
-"""The bench's independent judge: the proposed diff on a fresh copy, tests restored, the whole suite run."""
+"""The bench's independent judge: the proposed diff on a fresh copy, tests restored, the whole suite run, then
+the case's hidden checks placed in the copy and run when the visible suite passed."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fixloop.bench.cases import (
@@ -16,15 +18,18 @@ from fixloop.bench.cases import (
     CaseError,
     bench_env,
     copy_top,
+    place_hidden_checks,
     resolve_test_command,
     run_setup,
 )
 from fixloop.bench.judge_plugin import REPORT_ENV, TIMEOUT_ENV
 from fixloop.bench.process import last_line, run_process
+from fixloop.bench.statuses import STATUSES
 from fixloop.project import is_test_config, is_test_path, walk
 
+__all__ = ["STATUSES", "Judge", "Verdict"]
 PLUGIN_MODULE = "fixloop_bench_judge"
-STATUSES = ("fixed", "claimed_but_wrong", "not_fixed", "error", "timeout")
+_FAILED = ("failed", "error", "timeout")
 _PHASE_RANK = {"timeout": 5, "error": 4, "failed": 3, "xfailed": 2, "skipped": 1, "passed": 0}
 
 
@@ -38,6 +43,7 @@ class SuiteRun:
     exit_code: int | None
     output: str
     seconds: float
+    failures: dict[str, str] = field(default_factory=dict)  # a failed test's line and exception
 
     def passing(self, target: str) -> bool:
         found = [outcome for test_id, outcome in self.outcomes.items() if _matches(test_id, target)]
@@ -151,12 +157,25 @@ class Judge:
                 restored = await asyncio.to_thread(restore_tests, case.folder / case.project, root)
                 await run_setup(case, root)
                 run = await self.run_suite(case, root)
+                verdict = score(case, baseline, run, claimed, restored, self.run_timeout)
+                if verdict.status == "fixed":
+                    verdict = await self._check_hidden(case, root, verdict)
         except CaseError as error:
             return Verdict("error", error.message)
-        return score(case, baseline, run, claimed, restored, self.run_timeout)
+        return verdict
 
-    async def run_suite(self, case: BenchCase, root: Path) -> SuiteRun:
-        """The whole suite of the copy at `root`, with the judge's plugin and deadlines."""
+    async def _check_hidden(self, case: BenchCase, root: Path, visible: Verdict) -> Verdict:
+        """After the visible suite passed: the hidden checks placed in the copy and run (only they)."""
+        if not case.hidden_tests:
+            note = f"{visible.note}; the case has no hidden checks"
+            return replace(visible, status="fixed_unchecked", note=note)
+        await asyncio.to_thread(place_hidden_checks, case, root)
+        run = await self.run_suite(case, root, case.hidden_tests)
+        return hidden_verdict(case, run, visible, self.run_timeout)
+
+    async def run_suite(self, case: BenchCase, root: Path, paths: Sequence[str] = ()) -> SuiteRun:
+        """The whole suite of the copy at `root` (only `paths` when given), with the judge's plugin and
+        deadlines."""
         workdir = Path(tempfile.mkdtemp(prefix="fixloop-judge-"))
         try:
             shutil.copyfile(Path(__file__).with_name("judge_plugin.py"), workdir / f"{PLUGIN_MODULE}.py")
@@ -178,23 +197,27 @@ class Judge:
                 "no:cacheprovider",
                 f"--rootdir={root}",
                 "--continue-on-collection-errors",
+                *paths,
             ]
             try:
                 done = await run_process(argv, cwd=root, env=env, limit=self.run_timeout)
             except OSError as error:
                 raise CaseError(f"the test command {argv[0]} could not start: {error}") from None
-            return SuiteRun(_fold(report), done.timed_out, done.exit_code, done.output, done.seconds)
+            outcomes, failures = _fold(report)
+            return SuiteRun(outcomes, done.timed_out, done.exit_code, done.output, done.seconds, failures)
         finally:
             await asyncio.to_thread(shutil.rmtree, workdir, True)
 
 
-def _fold(report: Path) -> dict[str, str]:
-    """Per node id the worst outcome of its phases (setup, call, teardown; collection errors by module)."""
+def _fold(report: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Per node id the worst outcome of its phases (setup, call, teardown; collection errors by module),
+    and per failed node id its first failure line."""
     outcomes: dict[str, str] = {}
+    failures: dict[str, str] = {}
     try:
         lines = report.read_text(encoding="utf-8").splitlines()
     except OSError:
-        return outcomes
+        return outcomes, failures
     for line in lines:
         try:
             record = json.loads(line)
@@ -203,12 +226,14 @@ def _fold(report: Path) -> dict[str, str]:
         test_id, outcome = record.get("id"), record.get("outcome")
         if not isinstance(test_id, str) or outcome not in _PHASE_RANK:
             continue
+        if isinstance(record.get("failure"), str):
+            failures.setdefault(test_id, record["failure"])
         if record.get("when") == "teardown" and outcome == "passed" and test_id in outcomes:
             continue
         current = outcomes.get(test_id)
         if current is None or _PHASE_RANK[outcome] > _PHASE_RANK[current]:
             outcomes[test_id] = outcome
-    return outcomes
+    return outcomes, failures
 
 
 def score(
@@ -240,6 +265,30 @@ def score(
     else:
         status = "not_fixed"
     return Verdict(status, note, restored=restored)
+
+
+def hidden_verdict(case: BenchCase, run: SuiteRun, visible: Verdict, run_timeout: float = 0.0) -> Verdict:
+    """fixed when every hidden check passes; plausible when one fails, errors, hangs or does not import
+    (the note names it and the line it failed at); error when none of them ran."""
+    hidden = {
+        test_id: outcome
+        for test_id, outcome in run.outcomes.items()
+        if test_id.split("::", 1)[0] in case.hidden_tests
+    }
+    failing = [test_id for test_id, outcome in hidden.items() if outcome in _FAILED]
+    if run.timed_out:
+        note = f"the visible tests pass; the hidden checks ran past {run_timeout:g}s"
+        return replace(visible, status="plausible", note=note)
+    if failing:
+        first = failing[0]
+        failure = run.failures.get(first, "")
+        more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
+        note = f"the visible tests pass; hidden check {first} {run.describe(first)}"
+        return replace(visible, status="plausible", note=note + (f": {failure}" if failure else "") + more)
+    if not hidden:
+        return Verdict("error", f"the hidden checks did not run: {last_line(run.output)}")
+    passed = sum(outcome == "passed" for outcome in hidden.values())
+    return replace(visible, note=f"{visible.note}; {passed} hidden check(s) pass")
 
 
 async def apply_diff(root: Path, top: Path, diff: str) -> str | None:

@@ -70,7 +70,8 @@ def html_report(records: Sequence[RunRecord], modes: Sequence[str], title: str) 
         f"<title>{html.escape(title)}</title>",
         "<style>body{font-family:sans-serif}table{border-collapse:collapse;margin-bottom:2em}"
         "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}td.n{text-align:right}"
-        ".fixed{color:#080}.claimed_but_wrong{color:#c00;font-weight:bold}</style>",
+        ".fixed{color:#080}.plausible{color:#b60;font-weight:bold}.claimed_but_wrong{color:#c00;font-weight:bold}"
+        "</style>",
         "</head><body>",
         f"<h1>{html.escape(title)}</h1>",
     ]

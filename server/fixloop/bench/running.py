@@ -20,6 +20,7 @@ from fixloop.bench.modes import mode
 from fixloop.bench.options import BenchOptions
 from fixloop.bench.provenance import Provenance, provenance
 from fixloop.bench.report import write_report
+from fixloop.bench.statuses import status_label
 from fixloop.bench.store import ResultsStore, RunRecord, run_key
 from fixloop.bench.table import bench_text
 from fixloop.config import Settings, load_settings
@@ -131,6 +132,8 @@ def _record(unit: Unit, context: RunContext, outcome: ModeRun, verdict: Verdict,
         distinct=outcome.distinct,
         drawn=outcome.drawn,
         rounds_tried=outcome.rounds_tried,
+        hidden_checks=len(case.hidden_tests),
+        reference=case.reference.describe() if case.reference and verdict.status == "plausible" else "",
     )
 
 
@@ -145,7 +148,7 @@ def _edits_bug_file(case: BenchCase, diff: str) -> bool | None:
 def _line(done: int, total: int, record: RunRecord) -> str:
     note = f"  {record.note}" if record.status != "fixed" and record.note else ""
     return (
-        f"[{done}/{total}] {record.case} {record.mode}#{record.repeat}: {record.status}  "
+        f"[{done}/{total}] {record.case} {record.mode}#{record.repeat}: {status_label(record.status)}  "
         f"steps={record.steps} tokens={record.prompt_tokens}+{record.completion_tokens} "
         f"model={record.model_seconds:.1f}s tests={record.test_seconds:.1f}s "
         f"wall={record.wall_seconds:.1f}s{note}"

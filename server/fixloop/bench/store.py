@@ -6,6 +6,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -20,7 +21,7 @@ class RunRecord:
     mode: str
     repeat: int  # 1-based
     model: str
-    status: str  # fixed | claimed_but_wrong | not_fixed | error | timeout
+    status: str  # one of fixloop.bench.statuses.STATUSES
     claimed: bool = False  # the mode said its fix works
     note: str = ""  # the judge's reason, or the error
     summary: str = ""  # the mode's own summary
@@ -43,6 +44,8 @@ class RunRecord:
     distinct: tuple[int, ...] = ()  # per sampling round: the distinct change sets its candidates made
     drawn: tuple[int, ...] = ()  # per sampling round: the candidates drawn (re-asks included)
     rounds_tried: str = ""  # the kinds of round the run moved through (suspect, lines, loop), comma-separated
+    hidden_checks: int | None = None  # the case's hidden test files (0: none; None: a row from before them)
+    reference: str = ""  # a plausible run's case reference: the original text where the bug is
 
     @property
     def key(self) -> tuple[str, str, int, str]:
@@ -60,6 +63,15 @@ def run_key(case: str, mode: str, repeat: int, model: str) -> tuple[str, str, in
 
 
 _FIELDS = {field.name for field in fields(RunRecord)}
+
+
+def read_row(data: dict[str, Any]) -> RunRecord:
+    """One results line as a record. A row from before hidden checks (no `hidden_checks` field) was judged
+    on the visible tests alone: its `fixed` reads as `fixed_unchecked`."""
+    known = {key: value for key, value in data.items() if key in _FIELDS}
+    if "hidden_checks" not in data and known.get("status") == "fixed":
+        known["status"] = "fixed_unchecked"
+    return RunRecord(**known)
 
 
 def default_results_path() -> Path:
@@ -95,9 +107,8 @@ class ResultsStore:
             raise ConfigError(f"cannot read the results file {self.path}: {error}") from None
         for line in lines:
             try:
-                data = json.loads(line)
-                record = RunRecord(**{key: value for key, value in data.items() if key in _FIELDS})
-            except (ValueError, TypeError):
+                record = read_row(json.loads(line))
+            except (ValueError, TypeError, AttributeError):
                 continue
             records[record.key] = record
         return records

@@ -6,9 +6,10 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from fixloop.bench.statuses import STATUSES, counts_as_fixed, status_label
 from fixloop.bench.store import RunRecord
 
-STATUS_ORDER = ("fixed", "claimed_but_wrong", "not_fixed", "error", "timeout")
+STATUS_ORDER = STATUSES
 CASE_COLUMNS = (
     "case",
     "mode",
@@ -31,7 +32,7 @@ class CaseRow:
     case: str
     mode: str
     status: str
-    fixed: int
+    fixed: int  # runs fixed, unchecked ones included
     runs: int
     steps: float
     attempts: float
@@ -100,15 +101,12 @@ def case_rows(records: Sequence[RunRecord]) -> list[CaseRow]:
         groups.setdefault((record.case, record.mode), []).append(record)
     rows = []
     for (case, mode), runs in groups.items():
-        fixed = sum(run.status == "fixed" for run in runs)
-        statuses = {run.status for run in runs}
-        status = runs[0].status if len(statuses) == 1 else f"fixed {fixed}/{len(runs)}"
         rows.append(
             CaseRow(
                 case,
                 mode,
-                status,
-                fixed,
+                _repeats_status(runs),
+                sum(counts_as_fixed(run.status) for run in runs),
                 len(runs),
                 _median(runs, lambda r: r.steps),
                 _median(runs, lambda r: r.attempts),
@@ -118,11 +116,39 @@ def case_rows(records: Sequence[RunRecord]) -> list[CaseRow]:
                 _median(runs, lambda r: r.test_seconds),
                 _median(runs, lambda r: r.wall_seconds),
                 distinct_per_round(runs),
-                next((run.note for run in reversed(runs) if run.status != "fixed"), runs[-1].note),
+                _note(runs),
                 tuple(run.transcript for run in runs if run.transcript),
             )
         )
     return rows
+
+
+def _repeats_status(runs: Sequence[RunRecord]) -> str:
+    """The status of a case's runs in one mode: the one they share, or how many of them were fixed
+    ("fixed 2/3"; "fixed (unchecked) 2/3" on a case without hidden checks; both when both happened)."""
+    if len({run.status for run in runs}) == 1:
+        return status_label(runs[0].status)
+    fixed = sum(run.status == "fixed" for run in runs)
+    unchecked = sum(run.status == "fixed_unchecked" for run in runs)
+    if unchecked and not fixed:
+        return f"fixed (unchecked) {unchecked}/{len(runs)}"
+    return f"fixed {fixed}/{len(runs)}" + (f" + {unchecked} unchecked" if unchecked else "")
+
+
+def _note(runs: Sequence[RunRecord]) -> str:
+    """The judge's reason of the last run not fixed (else of the last run); a plausible run's with the case's
+    reference, the original text where the bug is."""
+    run = next((run for run in reversed(runs) if run.status != "fixed"), runs[-1])
+    return run.note + (f"; reference {run.reference}" if run.reference else "")
+
+
+def _fix_rate(runs: Sequence[RunRecord]) -> str:
+    """Fixed runs (hidden checks passed too) over all runs; runs fixed on cases without hidden checks said
+    apart."""
+    fixed = sum(run.status == "fixed" for run in runs)
+    unchecked = sum(run.status == "fixed_unchecked" for run in runs)
+    more = f" (+{unchecked} unchecked)" if unchecked else ""
+    return f"{fixed}/{len(runs)} = {100 * fixed / len(runs):.0f}%{more}" if runs else "-"
 
 
 def mode_totals(records: Sequence[RunRecord], modes: Sequence[str]) -> list[tuple[str, list[str]]]:
@@ -135,21 +161,17 @@ def mode_totals(records: Sequence[RunRecord], modes: Sequence[str]) -> list[tupl
     def count(status: str) -> Callable[[list[RunRecord]], str]:
         return lambda runs: str(sum(run.status == status for run in runs))
 
-    def rate(runs: list[RunRecord]) -> str:
-        fixed = sum(run.status == "fixed" for run in runs)
-        return f"{fixed}/{len(runs)} = {100 * fixed / len(runs):.0f}%" if runs else "-"
-
     def fixed_median(value: Callable[[RunRecord], float]) -> Callable[[list[RunRecord]], str]:
         def figure(runs: list[RunRecord]) -> str:
-            fixed = [run for run in runs if run.status == "fixed"]
+            fixed = [run for run in runs if counts_as_fixed(run.status)]
             return _number(round(_median(fixed, value), 1)) if fixed else "-"
 
         return figure
 
     return [
         line("runs", lambda runs: str(len(runs))),
-        line("fix rate", rate),
-        *(line(status, count(status)) for status in STATUS_ORDER),
+        line("fix rate", _fix_rate),
+        *(line(status_label(status), count(status)) for status in STATUS_ORDER),
         line("edited a bug file", lambda runs: _share([r.edited_bug_file for r in runs])),
         line("median steps", lambda runs: _number(_median(runs, lambda r: r.steps))),
         line("median kinds of round tried", lambda runs: _number(_median(runs, _kinds_tried))),
@@ -174,8 +196,10 @@ def status_matrix(records: Sequence[RunRecord], modes: Sequence[str]) -> list[tu
 
 
 def uniquely_fixed(records: Sequence[RunRecord], modes: Sequence[str]) -> dict[str, list[str]]:
-    """Per mode, the cases it fixed (in at least one repeat) that no other mode fixed."""
-    fixed = {mode: {r.case for r in records if r.mode == mode and r.status == "fixed"} for mode in modes}
+    """Per mode, the cases it fixed (in at least one repeat; unchecked fixes too) that no other mode fixed."""
+    fixed = {
+        mode: {r.case for r in records if r.mode == mode and counts_as_fixed(r.status)} for mode in modes
+    }
     return {
         mode: sorted(fixed[mode] - set().union(*(fixed[m] for m in modes if m != mode))) for mode in modes
     }
