@@ -14,8 +14,9 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-# The fixture projects with their known fixes (a bench case each), and the bench's own projects.
-SHIPPED = ("projects", "fixes", "bench/projects", "bench/fixes", "bench/subsets")
+# The fixture projects with their known fixes (a bench case each), and the bench's own projects with the
+# hidden checks their case.json names (bench/hidden/NAME, outside each project).
+SHIPPED = ("projects", "fixes", "bench/projects", "bench/fixes", "bench/hidden", "bench/subsets")
 SKIPPED = shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.pyc", ".venv")
 
 
