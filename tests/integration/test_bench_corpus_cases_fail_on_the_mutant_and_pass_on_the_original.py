@@ -1,4 +1,5 @@
-"""The corpus builder makes verified cases from a pinned sdist: each fails its ids, the original passes them.
+"""The corpus builder makes verified cases from a pinned sdist: each fails its ids, the original passes them;
+a mutant's hidden test files leave its case for its hidden checks folder; the original line is its reference.
 
 Builds a slice of the corpus (the first cachetools mutants: the fastest suite) with the real builder and
 PyPI, then checks every built case independently of the builder, and that rebuilding keeps what is built
@@ -14,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from fixloop.bench.cases import find_cases
+
 BENCH_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "bench"
 sys.path.insert(0, str(BENCH_DIR))
 
-from manifest import load_manifest  # noqa: E402
+from manifest import hidden_name, load_manifest  # noqa: E402
 from suite import run_suite  # noqa: E402
 
 LIBRARY = "cachetools"
@@ -50,10 +53,28 @@ def test_builder_writes_one_verified_case_per_mutant(built) -> None:
     assert first.returncode == 0, first.stderr
     expected = {m.id for m in sliced()}
     assert {p.name for p in out.iterdir() if (p / "case.json").is_file()} == expected
-    for name in expected:
-        case = json.loads((out / name / "case.json").read_text(encoding="utf-8"))
+    for mutant in sliced():
+        case = json.loads((out / mutant.id / "case.json").read_text(encoding="utf-8"))
         assert case["failing_test_ids"] and case["bug_files"] and case["source"]["library"] == LIBRARY
-        assert (out / name / "pytest.ini").is_file()
+        assert (out / mutant.id / "pytest.ini").is_file()
+        assert case["reference"] == {"path": mutant.file, "text": mutant.reference_text()}
+
+
+def test_hidden_tests_leave_the_case_for_its_hidden_checks_folder(built) -> None:
+    out, _, first = built
+    assert first.returncode == 0, first.stderr
+    hidden = [m for m in sliced() if m.hidden_tests]
+    assert hidden, "the slice holds a mutant with hidden tests"
+    for mutant in hidden:
+        case = json.loads((out / mutant.id / "case.json").read_text(encoding="utf-8"))
+        folder = (out / mutant.id / case["hidden_checks"]).resolve()
+        assert folder == (out / ".hidden" / mutant.id).resolve()
+        assert case["failing_test_ids"] == list(mutant.visible_failing_ids())
+        for test_file in mutant.hidden_tests:
+            assert not (out / mutant.id / test_file).exists()
+            assert (folder / hidden_name(test_file)).is_file()
+    names = [case.name for case in find_cases([out])]  # the hidden folders are never cases
+    assert sorted(names) == sorted(m.id for m in sliced())
 
 
 def test_each_case_fails_its_ids_and_passes_them_once_the_mutation_is_undone(built) -> None:
@@ -62,7 +83,7 @@ def test_each_case_fails_its_ids_and_passes_them_once_the_mutation_is_undone(bui
     for mutant in sliced():
         root = out / mutant.id
         on_mutant = run_suite(root, sys.executable)
-        assert on_mutant.failing == set(mutant.failing_test_ids), (mutant.id, on_mutant.tail)
+        assert on_mutant.failing == set(mutant.visible_failing_ids()), (mutant.id, on_mutant.tail)
         source = root / mutant.file
         text = source.read_text(encoding="utf-8")
         source.write_text(text.replace(mutant.mutant, mutant.original, 1), encoding="utf-8")
@@ -71,7 +92,9 @@ def test_each_case_fails_its_ids_and_passes_them_once_the_mutation_is_undone(bui
         finally:
             source.write_text(text, encoding="utf-8")
         assert not on_original.failing, (mutant.id, on_original.tail)
-        assert set(mutant.failing_test_ids) <= {n for n, o in on_original.outcomes.items() if o == "passed"}
+        assert set(mutant.visible_failing_ids()) <= {
+            n for n, o in on_original.outcomes.items() if o == "passed"
+        }
 
 
 def test_rebuilding_keeps_built_cases_and_repairs_a_tampered_one(built) -> None:

@@ -10,7 +10,17 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "bench"
 sys.path.insert(0, str(BENCH_DIR))
 
-from manifest import KINDS, changed_lines, fails_outside_the_buggy_module, load_manifest  # noqa: E402
+import pytest  # noqa: E402
+from manifest import (  # noqa: E402
+    KINDS,
+    ManifestError,
+    Mutant,
+    changed_lines,
+    check_hidden_tests,
+    fails_outside_the_buggy_module,
+    hidden_name,
+    load_manifest,
+)
 
 
 def own_projects() -> list[str]:
@@ -62,3 +72,26 @@ def test_small_model_subset_names_existing_cases_of_both_origins() -> None:
     assert len(names) >= 20 and len(set(names)) == len(names)
     assert set(names) <= own | generated, set(names) - own - generated
     assert set(names) & own and set(names) & generated
+
+
+def test_hidden_tests_keep_a_failing_id_visible_and_each_fails_on_the_mutant_or_a_named_wrong_fix() -> None:
+    _, mutants = load_manifest()
+    hidden = [m for m in mutants if m.hidden_tests]
+    assert hidden, "some library mutants keep hidden checks"
+    for mutant in hidden:
+        assert mutant.visible_failing_ids(), mutant.id
+        fails_on_mutant = len(mutant.visible_failing_ids()) < len(mutant.failing_test_ids)
+        assert fails_on_mutant or mutant.wrong_fix is not None, mutant.id
+        assert mutant.reference_text() and mutant.reference_text() in mutant.original, mutant.id
+    assert hidden_name("tests/test_cachedmethod.py") == "tests/test_hidden_cachedmethod.py"
+    base = Mutant(
+        "lib-x", "lib", "lib/x.py", "operator", False, "", "a < b", "a <= b", ("tests/test_x.py::t",)
+    )
+    assert base.reference_text() == "a < b"
+    for broken, complaint in (
+        ({"hidden_tests": ("tests/test_x.py",)}, "keep one visible"),
+        ({"hidden_tests": ("tests/test_y.py",)}, "name a wrong_fix"),
+        ({"hidden_tests": ("tests/helpers.py",)}, "not a library test module"),
+    ):
+        with pytest.raises(ManifestError, match=complaint):
+            check_hidden_tests(Mutant(**{**base.__dict__, **broken}), base.id)
