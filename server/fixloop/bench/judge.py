@@ -24,10 +24,8 @@ from fixloop.bench.cases import (
 )
 from fixloop.bench.judge_plugin import REPORT_ENV, TIMEOUT_ENV
 from fixloop.bench.process import last_line, run_process
-from fixloop.bench.statuses import STATUSES
 from fixloop.project import is_test_config, is_test_path, walk
 
-__all__ = ["STATUSES", "Judge", "Verdict"]
 PLUGIN_MODULE = "fixloop_bench_judge"
 _FAILED = ("failed", "error", "timeout")
 _PHASE_RANK = {"timeout": 5, "error": 4, "failed": 3, "xfailed": 2, "skipped": 1, "passed": 0}
@@ -78,7 +76,7 @@ class CaseBaseline:
 class Verdict:
     """The judge's score of one run, with a short reason and the seconds the judging took."""
 
-    status: str  # one of STATUSES
+    status: str  # one of fixloop.bench.statuses.STATUSES
     note: str = ""
     seconds: float = 0.0
     restored: tuple[str, ...] = ()
