@@ -95,3 +95,29 @@ def test_hidden_tests_keep_a_failing_id_visible_and_each_fails_on_the_mutant_or_
     ):
         with pytest.raises(ManifestError, match=complaint):
             check_hidden_tests(Mutant(**{**base.__dict__, **broken}), base.id)
+
+
+def test_own_projects_have_hidden_checks_and_well_formed_wrong_fixes() -> None:
+    names = own_projects()
+    for name in names:
+        case = json.loads((BENCH_DIR / "projects" / name / "case.json").read_text(encoding="utf-8"))
+        assert case["hidden_checks"] == f"../../hidden/{name}", name
+        assert list((BENCH_DIR / "hidden" / name).rglob("test_hidden_*.py")), name
+        assert case["reference"]["path"] in case["bug_files"], name
+    for path in sorted((BENCH_DIR / "wrong_fixes").glob("*.json")):
+        assert path.stem in names, path.name
+        wrong = json.loads(path.read_text(encoding="utf-8"))["wrong_fixes"]
+        assert wrong and len({fix["name"] for fix in wrong}) == len(wrong), path.name
+        for fix in wrong:
+            assert fix["why"] and fix["edits"], (path.stem, fix["name"])
+            for edit in fix["edits"]:
+                source = (BENCH_DIR / "projects" / path.stem / edit["path"]).read_text(encoding="utf-8")
+                assert source.count(edit["old_text"]) == 1 and edit["new_text"] != edit["old_text"], fix["name"]
+
+
+def test_thin_tests_subset_names_own_projects_each_with_a_wrong_fix() -> None:
+    names = subset("thin-tests")
+    assert len(names) >= 10 and len(set(names)) == len(names)
+    assert set(names) <= set(own_projects()), set(names) - set(own_projects())
+    for name in names:
+        assert json.loads((BENCH_DIR / "wrong_fixes" / f"{name}.json").read_text(encoding="utf-8"))["wrong_fixes"]
