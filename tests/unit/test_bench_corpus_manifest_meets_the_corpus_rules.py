@@ -112,7 +112,8 @@ def test_own_projects_have_hidden_checks_and_well_formed_wrong_fixes() -> None:
             assert fix["why"] and fix["edits"], (path.stem, fix["name"])
             for edit in fix["edits"]:
                 source = (BENCH_DIR / "projects" / path.stem / edit["path"]).read_text(encoding="utf-8")
-                assert source.count(edit["old_text"]) == 1 and edit["new_text"] != edit["old_text"], fix["name"]
+                assert source.count(edit["old_text"]) == 1, fix["name"]
+                assert edit["new_text"] != edit["old_text"], fix["name"]
 
 
 def test_thin_tests_subset_names_own_projects_each_with_a_wrong_fix() -> None:
@@ -120,4 +121,5 @@ def test_thin_tests_subset_names_own_projects_each_with_a_wrong_fix() -> None:
     assert len(names) >= 10 and len(set(names)) == len(names)
     assert set(names) <= set(own_projects()), set(names) - set(own_projects())
     for name in names:
-        assert json.loads((BENCH_DIR / "wrong_fixes" / f"{name}.json").read_text(encoding="utf-8"))["wrong_fixes"]
+        wrong_fixes = BENCH_DIR / "wrong_fixes" / f"{name}.json"
+        assert json.loads(wrong_fixes.read_text(encoding="utf-8"))["wrong_fixes"], name
