@@ -81,7 +81,7 @@ def test_hidden_tests_keep_a_failing_id_visible_and_each_fails_on_the_mutant_or_
     for mutant in hidden:
         assert mutant.visible_failing_ids(), mutant.id
         fails_on_mutant = len(mutant.visible_failing_ids()) < len(mutant.failing_test_ids)
-        assert fails_on_mutant or mutant.wrong_fix is not None, mutant.id
+        assert fails_on_mutant or mutant.wrong_fixes or mutant.hidden_written, mutant.id
         assert mutant.reference_text() and mutant.reference_text() in mutant.original, mutant.id
     assert hidden_name("tests/test_cachedmethod.py") == "tests/test_hidden_cachedmethod.py"
     base = Mutant(
@@ -92,6 +92,8 @@ def test_hidden_tests_keep_a_failing_id_visible_and_each_fails_on_the_mutant_or_
         ({"hidden_tests": ("tests/test_x.py",)}, "keep one visible"),
         ({"hidden_tests": ("tests/test_y.py",)}, "name a wrong_fix"),
         ({"hidden_tests": ("tests/helpers.py",)}, "not a library test module"),
+        ({"hidden_written": ("tests/test_x.py",)}, "not a test_hidden_"),
+        ({"hidden_written": ("tests/test_hidden_x.py",)}, "is not in hidden_library/lib-x/"),
     ):
         with pytest.raises(ManifestError, match=complaint):
             check_hidden_tests(Mutant(**{**base.__dict__, **broken}), base.id)
