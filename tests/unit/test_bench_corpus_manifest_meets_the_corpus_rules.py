@@ -83,6 +83,11 @@ def test_hidden_tests_keep_a_failing_id_visible_and_each_fails_on_the_mutant_or_
         fails_on_mutant = len(mutant.visible_failing_ids()) < len(mutant.failing_test_ids)
         assert fails_on_mutant or mutant.wrong_fixes or mutant.hidden_written, mutant.id
         assert mutant.reference_text() and mutant.reference_text() in mutant.original, mutant.id
+    written = {m.id: set(m.hidden_written) for m in mutants if m.hidden_written}
+    folders = {p.name: p for p in (BENCH_DIR / "hidden_library").iterdir() if p.is_dir()}
+    assert set(folders) == set(written), "hidden_library/ holds a folder per mutant with hidden_written"
+    for name, folder in folders.items():
+        assert {f.relative_to(folder).as_posix() for f in folder.rglob("*.py")} == written[name], name
     assert hidden_name("tests/test_cachedmethod.py") == "tests/test_hidden_cachedmethod.py"
     base = Mutant(
         "lib-x", "lib", "lib/x.py", "operator", False, "", "a < b", "a <= b", ("tests/test_x.py::t",)
