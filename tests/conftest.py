@@ -1,7 +1,10 @@
-"""Shared pytest fixtures: the scripted model server and fixture-project copies."""
+"""Shared pytest fixtures (the scripted model server, fixture-project copies) and the suite's run plumbing:
+its two parts (parallel, and the real editors and models alone), counts for scripts/test.sh, the ledger."""
 
 from __future__ import annotations
 
+import json
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -12,6 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # `import support` from any test folder
 
+import security_ledger
 from scripted_model import ScriptedModelServer
 from support import copy_project
 from tool_made_projects import ProjectBuilder
@@ -52,4 +56,79 @@ def fixture_project(tmp_path: Path) -> Callable[..., Path]:
 def tool_made(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuilder:
     """`tool_made.get(name)`: a project set up by the real tools (venv + pip, uv, poetry…), built once per
     session on first use; tests must leave it as they found it (no --apply)."""
-    return ProjectBuilder(tmp_path_factory.mktemp("tool-made"))
+    return ProjectBuilder(tmp_path_factory)
+
+
+# -- the suite's parts -----------------------------------------------------------------------------------
+# scripts/test.sh runs the suite in two parts: everything else spread over pytest-xdist workers, then the
+# tests that drive real editors or a real model alone, so that they do not fight over the cores.
+SERIAL_MARKS = ("e2e", "live")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("fixloop suite")
+    group.addoption(
+        "--suite-part",
+        choices=("all", "parallel", "serial"),
+        default="all",
+        help="serial: only the real-editor and real-model tests (e2e, live); parallel: all the others",
+    )
+    group.addoption("--suite-counts", metavar="FILE", help="write the outcome counts as JSON to FILE")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _slowest_files_first(items)
+    part = config.getoption("--suite-part")
+    if part == "all":
+        return
+    serial = [item for item in items if any(item.get_closest_marker(m) for m in SERIAL_MARKS)]
+    keep = serial if part == "serial" else [item for item in items if item not in set(serial)]
+    dropped = [item for item in items if item not in set(keep)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+FILE_SECONDS = Path(__file__).parent / "file_durations.json"  # scripts/test_durations.py writes it
+NEW_FILE_SECONDS = 10.0  # a file the record does not know yet starts early rather than last
+
+
+def _slowest_files_first(items: list[pytest.Item]) -> None:
+    """Longest file first (with --no-loadscope-reorder, xdist hands files out in this order), so that no
+    long file starts last; ties and each file's own tests keep their order. Every worker sorts alike."""
+    known = json.loads(FILE_SECONDS.read_text(encoding="utf-8")) if FILE_SECONDS.is_file() else {}
+    root = Path(__file__).parent.parent
+    order = {item: index for index, item in enumerate(items)}
+
+    def seconds(item: pytest.Item) -> float:
+        return known.get(Path(item.path).relative_to(root).as_posix(), NEW_FILE_SECONDS)
+
+    items.sort(key=lambda item: (-seconds(item), str(item.path), order[item]))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A worker hands its security-ledger rows to the controller, which prints one table for the run."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["security_ledger"] = json.dumps(security_ledger.ROWS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    security_ledger.ROWS.extend(json.loads(node.workeroutput.get("security_ledger", "[]")))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    if hasattr(config, "workeroutput"):
+        return
+    security_ledger.write()
+    lines = security_ledger.table()
+    if lines:
+        terminalreporter.write_sep("=", "adversarial attempts and outcomes")
+        for line in lines:
+            terminalreporter.write_line(line)
+    counts_file = config.getoption("--suite-counts")
+    if counts_file:
+        kinds = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+        counts = {kind: len(terminalreporter.stats.get(kind, [])) for kind in kinds}
+        Path(counts_file).write_text(json.dumps(counts), encoding="utf-8")

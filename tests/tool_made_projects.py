@@ -10,7 +10,7 @@ Built once per test session (see `ProjectBuilder`); pip and uv keep their usual 
 from __future__ import annotations
 
 import os
-import shutil
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from built_once import built_once
 from support import commit_all
 
 HOME_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")  # before tests patch it
@@ -128,10 +129,11 @@ def venv_python(venv: Path) -> Path:
 
 
 class ProjectBuilder:
-    """Builds each set-up once, on first use, under `base`; the tools (uv, poetry) go into one tools venv."""
+    """Builds each set-up once per test run, on first use, shared by the run's xdist workers (built_once);
+    the tools (uv, poetry) go into one tools venv."""
 
-    def __init__(self, base: Path) -> None:
-        self.base = base
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self.factory = tmp_path_factory
         self.built: dict[str, ToolMadeProject] = {}
         self._tools: Path | None = None
         self._tools_error = ""
@@ -189,14 +191,16 @@ class ProjectBuilder:
         if self._tools_error:
             pytest.skip(self._tools_error)
         if self._tools is None:
-            venv = self.base / "tools-venv"
-            python = self.venv(venv)
+
+            def build(venv: Path) -> None:
+                self.pip(self.venv(venv), "uv", "poetry", cwd=venv.parent)
+
             try:
-                self.pip(python, "uv", "poetry", cwd=self.base)
+                venv = built_once(self.factory, "tool-made-tools-venv", build)
             except RuntimeError as error:  # uv and poetry are used "where installable"
                 self._tools_error = f"uv and poetry are not installable from PyPI here: {str(error)[-500:]}"
                 pytest.skip(self._tools_error)
-            self._tools = python.parent
+            self._tools = venv_python(venv).parent
         return self._tools
 
     @staticmethod
@@ -207,11 +211,13 @@ class ProjectBuilder:
 
     def get(self, name: str) -> ToolMadeProject:
         if name not in self.built:
-            folder = self.base / name
-            if folder.exists():
-                shutil.rmtree(folder)
-            folder.mkdir(parents=True)
-            self.built[name] = {**BUILDERS, **PITFALLS}[name](self, folder)
+
+            def build(folder: Path) -> None:
+                made = {**BUILDERS, **PITFALLS}[name](self, folder)
+                folder.with_name(f"{folder.name}.pickle").write_bytes(pickle.dumps(made))
+
+            folder = built_once(self.factory, f"tool-made-{name}", build)
+            self.built[name] = pickle.loads(folder.with_name(f"{folder.name}.pickle").read_bytes())
         return self.built[name]
 
 
@@ -605,7 +611,7 @@ def poetry_project(b: ProjectBuilder, root: Path) -> ToolMadeProject:
         },
     )
     library(root, "src/textstats", "textstats")
-    envs = b.base / "poetry-envs"
+    envs = root.parent / f"{root.name}-poetry-envs"  # outside the project, as poetry keeps them
     poetry_env = {
         "POETRY_VIRTUALENVS_PATH": str(envs),
         "POETRY_VIRTUALENVS_IN_PROJECT": "false",

@@ -1,9 +1,8 @@
-"""The adversarial suite's set-up: one trap per module, the scripted model, and the table of outcomes."""
+"""The adversarial suite's set-up: one trap per module and the scripted model (tests/conftest.py prints the
+table of outcomes)."""
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -13,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hostile import LEDGER, Trap, build_trap, kill_marked, ledger_table
+from hostile import Trap, build_trap, kill_marked
 
 
 @pytest.fixture(scope="module")
@@ -34,23 +33,3 @@ def trap(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 @pytest.fixture(autouse=True)
 def isolated_cache() -> None:
     """The trap's cache is the isolated one (overrides tests/integration's per-test cache)."""
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    ledger = os.environ.get("FIXLOOP_SECURITY_LEDGER")  # every attempt with its outcome, as JSON lines
-    if ledger:
-        with open(ledger, "w", encoding="utf-8") as file:
-            for attempt in LEDGER:
-                row = {
-                    "category": attempt.category,
-                    "tool": attempt.tool,
-                    "label": attempt.label,
-                    "outcome": attempt.outcome,
-                    "detail": attempt.detail[:2000],
-                }
-                file.write(json.dumps(row) + "\n")
-    lines = ledger_table()
-    if lines:
-        terminalreporter.write_sep("=", "adversarial attempts and outcomes")
-        for line in lines:
-            terminalreporter.write_line(line)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import security_ledger
+from security_ledger import BAD
 from support import commit_all, repo_snapshot
 
 TOKEN = secrets.token_hex(4)
@@ -165,8 +167,6 @@ def build_trap(base: Path, extra_files: dict[str, str] | None = None) -> Trap:
 
 # -- the ledger ------------------------------------------------------------------------------------
 
-BAD = ("escape", "leak", "accepted tamper", "traceback", "hang", "left behind")
-
 
 @dataclass
 class Attempt:
@@ -185,38 +185,16 @@ class Attempt:
         return self.outcome in BAD
 
 
-LEDGER: list[Attempt] = []
-
-
 def record(attempts: Iterable[Attempt]) -> list[Attempt]:
+    """Keep the attempts in the session's ledger (tests/security_ledger.py) and hand them back."""
     attempts = list(attempts)
-    LEDGER.extend(attempts)
+    for a in attempts:
+        security_ledger.add(a.category, a.tool, a.label, a.outcome, a.detail)
     return attempts
 
 
 def failures(attempts: Iterable[Attempt]) -> list[str]:
     return [f"{a.category}/{a.tool} {a.label}: {a.outcome} — {a.detail[:300]}" for a in attempts if a.bad]
-
-
-def ledger_table() -> list[str]:
-    """The summary printed at the end of the session: attempts and outcomes per category."""
-    columns = ["attempts", "refused", "contained", "rejected", "one line", *BAD]
-    rows: dict[str, dict[str, int]] = {}
-    for attempt in LEDGER:
-        row = rows.setdefault(attempt.category, dict.fromkeys(columns, 0))
-        row["attempts"] += 1
-        row[attempt.outcome] = row.get(attempt.outcome, 0) + 1
-    if not rows:
-        return []
-    total = {name: sum(row.get(name, 0) for row in rows.values()) for name in columns}
-    width = max(len(name) for name in [*rows, "total"]) + 2
-    lines = ["".ljust(width) + " ".join(name.rjust(max(len(name), 4)) for name in columns)]
-    for name, row in [*sorted(rows.items()), ("total", total)]:
-        lines.append(name.ljust(width) + " ".join(str(row.get(c, 0)).rjust(max(len(c), 4)) for c in columns))
-    tools = sorted({a.tool for a in LEDGER if a.category == "confinement"})
-    if tools:
-        lines.append(f"confinement attempts cover: {', '.join(tools)}")
-    return lines
 
 
 # -- judging one run -------------------------------------------------------------------------------
