@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-PARTS = ("parallel", "serial")
+PARTS = ("main", "apart")
 KINDS = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
 

@@ -3,9 +3,10 @@
 # tools, sets up the real editors for the e2e tests (apt, Node 24, code-server; cached, idempotent),
 # then runs pytest in two parts:
 #   1. every test but the real-editor and real-model ones, spread over pytest-xdist workers
-#      (FIXLOOP_TEST_WORKERS, default 3 on a 2-core machine: most tests wait on a child process); the
-#      editors are set up in the background meanwhile;
-#   2. the real-editor (e2e) and real-model (live) tests, alone, so they do not fight over the cores.
+#      (FIXLOOP_TEST_WORKERS, default 3 on a 2-core machine: most tests wait on a child process), one
+#      file per worker at a time, slowest first; the editors are set up in the background meanwhile;
+#   2. apart from the rest, so they do not fight it over the cores: the real-editor (e2e) tests, two at a
+#      time (FIXLOOP_EDITOR_WORKERS), and the real-model (live) tests, one at a time.
 # Extra arguments go to both parts (e.g. `-m "not e2e"` skips the editors and part 2, `-k NAME`, a path).
 # The last line sums both parts up: "suite: N passed, N failed, N skipped".
 #   usage: scripts/test.sh [PYTEST_ARGS...]
@@ -34,7 +35,7 @@ part() {  # part NAME PYTEST_ARGS...: runs pytest, keeps its exit code and outco
 }
 
 set +e
-part parallel --suite-part parallel -n "${FIXLOOP_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@"
+part main --suite-part main -n "${FIXLOOP_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@"
 if [ -n "$setup_pid" ]; then
   wait "$setup_pid"
   setup_code=$?
@@ -42,6 +43,6 @@ if [ -n "$setup_pid" ]; then
   cat "$counts/setup-e2e.log"
   [ "$setup_code" = 0 ] || echo "scripts/setup-e2e.sh failed (exit $setup_code); the e2e tests say what is missing" >&2
 fi
-part serial --suite-part serial "$@"
+part apart --suite-part apart -n "${FIXLOOP_EDITOR_WORKERS:-2}" --dist loadgroup "$@"
 set -e
 exec .venv/bin/python scripts/suite_total.py "$counts"

@@ -1,5 +1,5 @@
 """Shared pytest fixtures (the scripted model server, fixture-project copies) and the suite's run plumbing:
-its two parts (parallel, and the real editors and models alone), counts for scripts/test.sh, the ledger."""
+its two parts (main, and the real editors and models apart), counts for scripts/test.sh, the ledger."""
 
 from __future__ import annotations
 
@@ -60,18 +60,19 @@ def tool_made(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuilder:
 
 
 # -- the suite's parts -----------------------------------------------------------------------------------
-# scripts/test.sh runs the suite in two parts: everything else spread over pytest-xdist workers, then the
-# tests that drive real editors or a real model alone, so that they do not fight over the cores.
-SERIAL_MARKS = ("e2e", "live")
+# scripts/test.sh runs the suite in two parts: the main part spread over pytest-xdist workers, then apart
+# from it the tests that drive real editors or a real model, so that they do not fight the rest over the
+# cores. Apart, the editors' tests may share two workers; the real-model tests keep to one (xdist_group).
+APART_MARKS = ("e2e", "live")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fixloop suite")
     group.addoption(
         "--suite-part",
-        choices=("all", "parallel", "serial"),
+        choices=("all", "main", "apart"),
         default="all",
-        help="serial: only the real-editor and real-model tests (e2e, live); parallel: all the others",
+        help="apart: only the real-editor and real-model tests (e2e, live); main: all the others",
     )
     group.addoption("--suite-counts", metavar="FILE", help="write the outcome counts as JSON to FILE")
 
@@ -82,8 +83,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     part = config.getoption("--suite-part")
     if part == "all":
         return
-    serial = [item for item in items if any(item.get_closest_marker(m) for m in SERIAL_MARKS)]
-    keep = serial if part == "serial" else [item for item in items if item not in set(serial)]
+    apart = [item for item in items if any(item.get_closest_marker(m) for m in APART_MARKS)]
+    for item in apart:
+        if item.get_closest_marker("live"):
+            item.add_marker(pytest.mark.xdist_group("real-model"))  # one model server at a time
+    keep = apart if part == "apart" else [item for item in items if item not in set(apart)]
     dropped = [item for item in items if item not in set(keep)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)

@@ -1,0 +1,106 @@
+"""scripts/test.sh's plumbing: `--suite-part` splits the suite into the main part and the real-editor and
+real-model tests apart; suite_total.py sums both parts into one closing line and one exit code; a build
+asked for by several workers at once is made once."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from built_once import built_once
+
+REPO = Path(__file__).resolve().parents[2]
+E2E_FILE = "tests/e2e/test_neovim.py"
+UNIT_FILE = "tests/unit/test_the_suite_runs_in_two_parts_and_sums_them_up.py"
+
+
+def collected(*args: str) -> list[str]:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:xdist",
+            *args,
+            E2E_FILE,
+            UNIT_FILE,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return [line.split("::")[0] for line in done.stdout.splitlines() if "::" in line]
+
+
+def test_the_parts_split_the_editors_tests_from_the_rest():
+    main, apart, whole = collected("--suite-part", "main"), collected("--suite-part", "apart"), collected()
+    assert set(main) == {UNIT_FILE} and set(apart) == {E2E_FILE}
+    assert sorted(main + apart) == sorted(whole)
+
+
+def total(tmp_path: Path, parts: dict[str, tuple[int, dict[str, int] | None]]) -> tuple[int, str, str]:
+    for name, (code, counts) in parts.items():
+        (tmp_path / f"{name}.code").write_text(str(code))
+        if counts is not None:
+            (tmp_path / f"{name}.json").write_text(json.dumps(counts))
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "suite_total.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    return done.returncode, done.stdout.strip(), done.stderr.strip()
+
+
+def test_both_parts_passing_sum_up_to_one_line(tmp_path: Path):
+    code, line, _ = total(
+        tmp_path, {"main": (0, {"passed": 1300, "skipped": 7}), "apart": (0, {"passed": 22, "skipped": 0})}
+    )
+    assert (code, line) == (0, "suite: 1322 passed, 0 failed, 7 skipped")
+
+
+def test_a_part_that_selected_nothing_is_fine_while_the_other_ran(tmp_path: Path):
+    code, line, _ = total(tmp_path, {"main": (0, {"passed": 3}), "apart": (5, {"passed": 0})})
+    assert (code, line) == (0, "suite: 3 passed, 0 failed, 0 skipped")
+
+
+@pytest.mark.parametrize(
+    ("parts", "expected_code", "said"),
+    [
+        ({"main": (1, {"passed": 3, "failed": 2}), "apart": (0, {"passed": 1})}, 1, "the main part exited 1"),
+        ({"main": (0, {"passed": 3}), "apart": (4, None)}, 4, "the apart part exited 4"),
+        ({"main": (5, {}), "apart": (5, {})}, 1, "no tests collected"),
+    ],
+)
+def test_a_failed_broken_or_empty_suite_fails(tmp_path: Path, parts, expected_code: int, said: str):
+    code, _, error = total(tmp_path, parts)
+    assert code == expected_code and said in error
+
+
+def _count_build(factory_base: str) -> str:
+    class Factory:  # the part of TempPathFactory that built_once uses
+        @staticmethod
+        def getbasetemp() -> Path:
+            return Path(factory_base)
+
+    def build(folder: Path) -> None:
+        with (Path(factory_base) / "builds.log").open("a") as log:
+            log.write("built\n")
+        (folder / "made").write_text("ok")
+
+    return (built_once(Factory(), "thing", build) / "made").read_text()  # type: ignore[arg-type]
+
+
+def test_a_build_asked_for_by_several_workers_at_once_is_made_once(tmp_path: Path):
+    with ProcessPoolExecutor(4) as pool:
+        answers = list(pool.map(_count_build, [str(tmp_path)] * 8))
+    assert answers == ["ok"] * 8
+    assert (tmp_path / "builds.log").read_text() == "built\n"
