@@ -77,6 +77,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--suite-counts", metavar="FILE", help="write the outcome counts as JSON to FILE")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Each part writes its own --junitxml report (REPORT-main.xml, REPORT-apart.xml), not one report."""
+    part, report = config.getoption("--suite-part"), getattr(config.option, "xmlpath", None)
+    if part != "all" and report:
+        path = Path(report)
+        config.option.xmlpath = str(path.with_name(f"{path.stem}-{part}{path.suffix}"))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         _slowest_files_first(items)
