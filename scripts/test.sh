@@ -44,5 +44,7 @@ if [ -n "$setup_pid" ]; then
   [ "$setup_code" = 0 ] || echo "scripts/setup-e2e.sh failed (exit $setup_code); the e2e tests say what is missing" >&2
 fi
 part apart --suite-part apart -n "${FIXLOOP_EDITOR_WORKERS:-2}" --dist loadgroup "$@"
-set -e
-exec .venv/bin/python scripts/suite_total.py "$counts"
+code=0
+.venv/bin/python scripts/suite_total.py "$counts" || code=$?  # not exec'd: the EXIT trap removes $counts
+exit "$code"
+

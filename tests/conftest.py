@@ -96,8 +96,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in apart:
         if item.get_closest_marker("live"):
             item.add_marker(pytest.mark.xdist_group("real-model"))  # one model server at a time
-    keep = apart if part == "apart" else [item for item in items if item not in set(apart)]
-    dropped = [item for item in items if item not in set(keep)]
+    apart_set = set(apart)
+    keep = apart if part == "apart" else [item for item in items if item not in apart_set]
+    dropped = [item for item in items if (item in apart_set) != (part == "apart")]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep

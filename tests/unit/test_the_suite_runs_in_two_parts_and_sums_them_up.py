@@ -47,6 +47,12 @@ def test_the_parts_split_the_editors_tests_from_the_rest():
     assert sorted(main + apart) == sorted(whole)
 
 
+def test_each_part_writes_its_own_junit_report(tmp_path: Path):
+    for part in ("main", "apart"):
+        collected("--suite-part", part, f"--junitxml={tmp_path / 'report.xml'}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report-apart.xml", "report-main.xml"]
+
+
 def total(tmp_path: Path, parts: dict[str, tuple[int, dict[str, int] | None]]) -> tuple[int, str, str]:
     for name, (code, counts) in parts.items():
         (tmp_path / f"{name}.code").write_text(str(code))
