@@ -1,5 +1,6 @@
 """The line-level round: the top-ranked lines shown with the failing inputs, many short draws of "line N:
-<new code>", each applied to the file as the run found it and judged by the gate like any candidate."""
+<new code>", each applied to the file as the run found it and judged by the gate like any candidate; its
+figures tell the answers refused as invalid from those that copy the lines back unchanged."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from fixloop.agent.asking import Drawer
 from fixloop.agent.call_protocols import ToolCall
 from fixloop.agent.edit_forms import CONTINUE_WITH_TOOLS
 from fixloop.agent.line_answers import apply_line_edits, canonical, read_line_answer
+from fixloop.agent.round_result import FATES, RoundFigures
 from fixloop.agent.sampling import CandidateSearch, RoundRequest, RoundResult
 from fixloop.agent.warm_start import ShownFunction
 from fixloop.events import Notice
@@ -110,11 +112,37 @@ class LineRound:
             deadline=deadline,
         )
         result = await self.search.round(request)
+        self._count(result, text, step)
         if result.winner is not None:
             await self.search.gate.accept(result.verdicts[result.winner.number].changes)
             where = f"candidate {result.winner.number} of {len(result.candidates)}"
             return f"verified fix (line-level round, {where}): {result.winner.describe()}", ""
         return None, _feedback(result, self.search.tried.lines())
+
+    def _count(self, result: RoundResult, text: str, step: int) -> None:
+        """The round's figures, as the search keeps them, told apart as a line round's; and said."""
+        figures = line_figures(result, text)
+        if self.search.figures:
+            self.search.figures[-1] = figures
+        invalid, unchanged = figures.count("invalid"), figures.count("unchanged")
+        said = f"{figures.drawn} answer(s) drawn: {invalid} refused as invalid, {unchanged} unchanged"
+        self.search.emit(Notice(f"line-level round: {said}", step, "round"))
+
+
+def line_figures(result: RoundResult, text: str) -> RoundFigures:
+    """A line round's figures: an answer that puts back the lines as they are counts as unchanged, not as
+    invalid (the search sees no change in it: no edit to read)."""
+    fates = [
+        "unchanged" if fate == "invalid" and _copies(candidate.reply, text) else fate
+        for candidate, fate in zip(result.candidates, result.fates, strict=False)
+    ]
+    counted = tuple((fate, fates.count(fate)) for fate in FATES)
+    return replace(result.figures, fates=counted, kind="lines")
+
+
+def _copies(reply: str, text: str) -> bool:
+    edits = read_line_answer(reply)
+    return bool(edits) and apply_line_edits(text, edits) == text
 
 
 def _line_calls(path: str, text: str) -> Any:

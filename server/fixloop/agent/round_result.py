@@ -1,5 +1,5 @@
 """How a sampling round went: its winner, its candidates and their verdicts, and its figures (what became of
-each candidate: unchanged, a duplicate, tried before, invalid, judged)."""
+each candidate: unchanged, a duplicate, tried before, invalid, judged) and which kind of round it was."""
 
 from __future__ import annotations
 
@@ -15,12 +15,14 @@ FATES = ("unchanged", "duplicates", "tried before", "invalid", "judged")
 @dataclass(frozen=True)
 class RoundFigures:
     """What became of a round's candidates: drawn (re-asks included), asked again, distinct change sets,
-    and per fate (`FATES`) how many."""
+    per fate (`FATES`) how many, and the kind of round ("candidates", or "lines": a line-level round's
+    answers)."""
 
     drawn: int = 0
     asked_again: int = 0
     distinct: int = 0
     fates: tuple[tuple[str, int], ...] = ()
+    kind: str = "candidates"
 
     def count(self, fate: str) -> int:
         return dict(self.fates).get(fate, 0)

@@ -24,3 +24,7 @@ class ModeRun:
     distinct: tuple[int, ...] = ()  # per sampling round: the distinct change sets drawn
     drawn: tuple[int, ...] = ()  # per sampling round: the candidates drawn (re-asks included)
     rounds_tried: str = ""  # the kinds of round a fixloop run moved through, comma-separated
+    line_answers_invalid: int = 0  # of its line-level rounds' answers, those refused as invalid
+    line_answers_drawn: int = 0  # its line-level rounds' answers drawn
+    candidates_unchanged: int = 0  # of the candidates of all its rounds, copies back of the code unchanged
+    candidates_drawn: int = 0  # the candidates of all its rounds (line answers and re-asks included)

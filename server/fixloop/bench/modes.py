@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fixloop.bench.cases import BenchCase
 from fixloop.bench.mode_run import ModeRun
@@ -56,10 +56,20 @@ async def run_react(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
     )
 
 
-def round_figures(run: FixRun) -> dict[str, tuple[int, ...]]:
-    """Per sampling round of a finished run: the distinct change sets and the candidates drawn."""
+def round_figures(run: FixRun) -> dict[str, Any]:
+    """Per sampling round of a finished run: the distinct change sets and the candidates drawn; over its
+    line-level rounds: the answers refused as invalid and drawn; over all its rounds: the candidates that
+    copied the code back unchanged and drawn."""
     figures = run.round_figures
-    return {"distinct": tuple(f.distinct for f in figures), "drawn": tuple(f.drawn for f in figures)}
+    lines = [f for f in figures if f.kind == "lines"]
+    return {
+        "distinct": tuple(f.distinct for f in figures),
+        "drawn": tuple(f.drawn for f in figures),
+        "line_answers_invalid": sum(f.count("invalid") for f in lines),
+        "line_answers_drawn": sum(f.drawn for f in lines),
+        "candidates_unchanged": sum(f.count("unchanged") for f in figures),
+        "candidates_drawn": sum(f.drawn for f in figures),
+    }
 
 
 def sampling_available() -> bool:

@@ -134,6 +134,10 @@ def _record(unit: Unit, context: RunContext, outcome: ModeRun, verdict: Verdict,
         rounds_tried=outcome.rounds_tried,
         hidden_checks=len(case.hidden_tests),
         reference=case.reference.describe() if case.reference and verdict.status == "plausible" else "",
+        line_answers_invalid=outcome.line_answers_invalid,
+        line_answers_drawn=outcome.line_answers_drawn,
+        candidates_unchanged=outcome.candidates_unchanged,
+        candidates_drawn=outcome.candidates_drawn,
     )
 
 

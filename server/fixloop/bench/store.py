@@ -46,6 +46,10 @@ class RunRecord:
     rounds_tried: str = ""  # the kinds of round the run moved through (suspect, lines, loop), comma-separated
     hidden_checks: int | None = None  # the case's hidden test files (0: none; None: a row from before them)
     reference: str = ""  # a plausible run's case reference: the original text where the bug is
+    line_answers_invalid: int = 0  # of its line-level rounds' answers, those refused as invalid
+    line_answers_drawn: int = 0  # its line-level rounds' answers drawn (0: none, or a row from before them)
+    candidates_unchanged: int = 0  # of the candidates of all its rounds, copies back of the code unchanged
+    candidates_drawn: int = 0  # the candidates of all its rounds (line answers and re-asks included)
 
     @property
     def key(self) -> tuple[str, str, int, str]:
