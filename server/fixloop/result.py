@@ -41,6 +41,10 @@ class FixResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     tokens_estimated: bool = False  # some turns' usage was counted by fixloop, not reported by the server
+    prompt_processed: int | None = None  # prompt tokens the server read anew (None: no request said)
+    prompt_cached: int | None = None  # prompt tokens the server found in its prompt cache (None: unsaid)
+    model_requests: int = 0  # chat requests answered (a batch of candidates is one)
+    candidates_drawn: int = 0  # candidates the sampling rounds drew, re-asks included
     seconds: float = 0.0
     model_seconds: float = 0.0  # waiting for the model (retries included)
     test_seconds: float = 0.0  # running pytest (baseline, run_tests, the gate)
@@ -70,6 +74,10 @@ class FixResult:
                 "promptTokens": self.prompt_tokens,
                 "completionTokens": self.completion_tokens,
                 "estimated": self.tokens_estimated,
+                "promptProcessed": self.prompt_processed,
+                "promptCached": self.prompt_cached,
+                "requests": self.model_requests,
+                "candidatesDrawn": self.candidates_drawn,
             },
             "seconds": round(self.seconds, 3),
             "modelSeconds": round(self.model_seconds, 3),

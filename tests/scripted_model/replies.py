@@ -24,8 +24,9 @@ class Answer:
         refusal: str | None,
         tool_calls: list[dict[str, Any]],
         finish_reason: str,
-        usage: dict[str, int],
+        usage: dict[str, Any],
         piece: int = 0,
+        timings: dict[str, Any] | None = None,
     ) -> None:
         self.piece = piece  # characters in one content chunk (0: a handful of chunks)
         self.completion_id = completion_id
@@ -35,6 +36,7 @@ class Answer:
         self.tool_calls = tool_calls
         self.finish_reason = finish_reason
         self.usage = usage
+        self.timings = timings  # llama-server's, beside the usage (None: not sent)
         self.created = int(time.time())
 
     @classmethod
@@ -80,6 +82,7 @@ class Answer:
             finish_reason=finish_reason,
             usage=usage,
             piece=piece,
+            timings=turn.get("timings"),
         )
 
     def completion(self) -> dict[str, Any]:
@@ -93,7 +96,7 @@ class Answer:
                 }
                 for c in self.tool_calls
             ]
-        return {
+        completion = {
             "id": self.completion_id,
             "object": "chat.completion",
             "created": self.created,
@@ -104,13 +107,15 @@ class Answer:
             ],
             "usage": self.usage,
         }
+        return completion if self.timings is None else {**completion, "timings": self.timings}
 
     def chunks(
         self, *, include_usage: bool, usage_in_last: bool = False, index: int = 0
     ) -> Iterator[dict[str, Any]]:
         """The stream as OpenAI sends it: role, small content deltas, tool calls with split arguments,
         the finish reason, then (when asked) a usage chunk with no choices; `usage_in_last` puts the usage
-        into the finish chunk instead, as llama.cpp's server does. `index`: the choice they belong to."""
+        into the finish chunk instead, as llama.cpp's server does, and `timings` go into the last chunk.
+        `index`: the choice they belong to."""
         for chunk in self._chunks(include_usage, usage_in_last):
             yield {**chunk, "choices": [{**choice, "index": index} for choice in chunk["choices"]]}
 
@@ -133,9 +138,14 @@ class Answer:
                     {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}, include_usage
                 )
         last = self._chunk({}, include_usage, finish_reason=self.finish_reason)
-        yield {**last, "usage": self.usage} if usage_in_last else last
-        if include_usage:
-            yield {**self._base(), "choices": [], "usage": self.usage}
+        if usage_in_last:
+            last = {**last, "usage": self.usage}
+        timings = {} if self.timings is None else {"timings": self.timings}
+        if not include_usage:
+            yield {**last, **timings}
+            return
+        yield last
+        yield {**self._base(), "choices": [], "usage": self.usage, **timings}
 
     def _base(self) -> dict[str, Any]:
         return {

@@ -31,6 +31,7 @@ TURN_KEYS = frozenset(
         "chunk_delay",
         "chunk_chars",
         "usage",
+        "timings",
         "note",
         "choices",
         "together",

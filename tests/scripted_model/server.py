@@ -36,7 +36,9 @@ class ScriptedModelServer:
       `call_N`), `refusal` (text in `message.refusal`), `finish_reason` (override);
     - `stream`: force SSE or JSON whatever the request asked; `delay` seconds before answering;
       `chunk_delay` seconds between stream chunks; `chunk_chars`: content in pieces of this many
-      characters (a token-like pace); `usage`: override the token counts; `together`: N holds the answer
+      characters (a token-like pace); `usage`: override the token counts (`prompt_tokens_details`:
+      `{"cached_tokens": N}` as hosted APIs report a prompt cache); `timings`: llama-server's object
+      (`prompt_n`, `cache_n`, ...) in the last chunk and the completion; `together`: N holds the answer
       until N chat requests are in flight at once (else, after 10 s, an HTTP 500 and a `failures` entry);
     - `fault`: "500", "429" (with `retry_after`), "400_tools", "401", "404_model", "stall" (`seconds`,
       default 30: nothing is sent, then the connection closes), "drop" (a few chunks, then the

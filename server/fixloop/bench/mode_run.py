@@ -28,3 +28,6 @@ class ModeRun:
     line_answers_drawn: int = 0  # its line-level rounds' answers drawn
     candidates_unchanged: int = 0  # of the candidates of all its rounds, copies back of the code unchanged
     candidates_drawn: int = 0  # the candidates of all its rounds (line answers and re-asks included)
+    prompt_processed: int | None = None  # prompt tokens the server read anew (None: it did not say)
+    prompt_cached: int | None = None  # prompt tokens it found in its prompt cache (None: it did not say)
+    model_requests: int = 0  # chat requests answered

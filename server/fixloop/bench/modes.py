@@ -39,6 +39,7 @@ async def run_react(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
             error=error.message,
             transcript=str(run.transcript_path) if run.transcript_path else None,
             **round_figures(run),
+            **request_figures(run),
         )
     return ModeRun(
         result.status == "fixed",
@@ -53,6 +54,7 @@ async def run_react(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
         result.transcript,
         **round_figures(run),
         rounds_tried=",".join(result.rounds_tried),
+        **request_figures(run),
     )
 
 
@@ -70,6 +72,13 @@ def round_figures(run: FixRun) -> dict[str, Any]:
         "candidates_unchanged": sum(f.count("unchanged") for f in figures),
         "candidates_drawn": sum(f.drawn for f in figures),
     }
+
+
+def request_figures(run: FixRun) -> dict[str, int | None]:
+    """A run's model requests and the prompt tokens the server read anew and found cached (None: unsaid)."""
+    tally = run.model_tally
+    processed, cached = tally.prompt_processed, tally.prompt_cached
+    return {"prompt_processed": processed, "prompt_cached": cached, "model_requests": tally.requests}
 
 
 def sampling_available() -> bool:

@@ -138,6 +138,9 @@ def _record(unit: Unit, context: RunContext, outcome: ModeRun, verdict: Verdict,
         line_answers_drawn=outcome.line_answers_drawn,
         candidates_unchanged=outcome.candidates_unchanged,
         candidates_drawn=outcome.candidates_drawn,
+        prompt_processed=outcome.prompt_processed,
+        prompt_cached=outcome.prompt_cached,
+        model_requests=outcome.model_requests,
     )
 
 

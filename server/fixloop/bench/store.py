@@ -50,6 +50,9 @@ class RunRecord:
     line_answers_drawn: int = 0  # its line-level rounds' answers drawn (0: none, or a row from before them)
     candidates_unchanged: int = 0  # of the candidates of all its rounds, copies back of the code unchanged
     candidates_drawn: int = 0  # the candidates of all its rounds (line answers and re-asks included)
+    prompt_processed: int | None = None  # prompt tokens the server read anew (None: it did not say)
+    prompt_cached: int | None = None  # prompt tokens it found in its prompt cache (None: it did not say)
+    model_requests: int = 0  # chat requests answered (0 in a row from before they were counted)
 
     @property
     def key(self) -> tuple[str, str, int, str]:

@@ -70,6 +70,16 @@ def _median(records: Sequence[RunRecord], value: Callable[[RunRecord], float]) -
     return statistics.median(value(record) for record in records) if records else 0.0
 
 
+def reported_median(value: Callable[[RunRecord], int | None]) -> Callable[[Sequence[RunRecord]], str]:
+    """The median of a figure over the runs whose server reported it; "-" when none did."""
+
+    def figure(records: Sequence[RunRecord]) -> str:
+        known = [number for number in map(value, records) if number is not None]
+        return _number(statistics.median(known)) if known else "-"
+
+    return figure
+
+
 def _number(value: float) -> str:
     return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
 
@@ -177,6 +187,9 @@ def mode_totals(records: Sequence[RunRecord], modes: Sequence[str]) -> list[tupl
         line("median kinds of round tried", lambda runs: _number(_median(runs, _kinds_tried))),
         line("median prompt tokens", lambda runs: _number(_median(runs, lambda r: r.prompt_tokens))),
         line("median completion tokens", lambda runs: _number(_median(runs, lambda r: r.completion_tokens))),
+        line("median prompt tokens processed", reported_median(lambda r: r.prompt_processed)),
+        line("median prompt tokens cached", reported_median(lambda r: r.prompt_cached)),
+        line("median model requests", lambda runs: _number(_median(runs, lambda r: r.model_requests))),
         line("median model s", lambda runs: _seconds(_median(runs, lambda r: r.model_seconds))),
         line("median test s", lambda runs: _seconds(_median(runs, lambda r: r.test_seconds))),
         line("median wall s", lambda runs: _seconds(_median(runs, lambda r: r.wall_seconds))),

@@ -36,10 +36,12 @@ from fixloop.engine.model_session import (
 )
 from fixloop.engine.preparation import Preparation, Prepared
 from fixloop.engine.request import FixRequest
+from fixloop.engine.request_log import RequestLog
 from fixloop.errors import FixloopError
 from fixloop.events import Done, Event, Notice, Reply
 from fixloop.model.client import ChatModel
 from fixloop.model.profiles import with_profile
+from fixloop.model.usage_tally import UsageTally
 from fixloop.model.warm_up import settle
 from fixloop.project_root import ProjectTarget
 from fixloop.pytest_runner.results import TestOutcome
@@ -82,6 +84,11 @@ class FixRun:
         return self._model.seconds if self._model is not None else 0.0
 
     @property
+    def model_tally(self) -> UsageTally:
+        """The model's requests so far, their tokens and seconds (also after a run that raised)."""
+        return self._model.tally if self._model is not None else UsageTally()
+
+    @property
     def test_seconds(self) -> float:
         """Seconds spent running pytest so far (baseline, run_tests, the gate)."""
         runner = self._preparation.runner
@@ -114,9 +121,21 @@ class FixRun:
             steps=self.steps,
             attempts=self.attempts,
             model_seconds=self.model_seconds,
+            **self._model_figures(),
             test_seconds=self.test_seconds,
             **fields,
         )
+
+    def _model_figures(self) -> dict[str, Any]:
+        """The result's figures of the model's work: requests, prompt tokens processed and cached (None where
+        no request said), the candidates the sampling rounds drew."""
+        tally = self.model_tally
+        return {
+            "prompt_processed": tally.prompt_processed,
+            "prompt_cached": tally.prompt_cached,
+            "model_requests": tally.requests,
+            "candidates_drawn": sum(figures.drawn for figures in self.round_figures),
+        }
 
     def cancelled_result(self) -> FixResult:
         return self._result("cancelled", "cancelled")
@@ -130,6 +149,7 @@ class FixRun:
         try:
             prepared = await self._preparation.run(self.run_id, opening)
             self._model = prepared.model
+            prepared.model.on_request = RequestLog(self.transcript, prepared.warm.text)
             loop, gate = self._assemble(prepared)
             outcome = await self._run(loop, prepared.model)
             return self._finish(outcome, gate, prepared.target)

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import openai
@@ -34,6 +34,7 @@ from fixloop.model.replies import (
     short_error,
 )
 from fixloop.model.stream_chunks import Stalled, stream_chunks
+from fixloop.model.usage_tally import AnsweredRequest, UsageTally
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,8 @@ class ChatModel:
         # Sent explicitly: some servers (llama.cpp among them) cut replies short with a small default.
         self.max_output_tokens = max_output_tokens
         self.seconds = 0.0  # time spent waiting for the endpoint, retries included (the run's figures)
+        self.tally = UsageTally()  # the answered requests' tokens and seconds (the run's figures)
+        self.on_request: Callable[[AnsweredRequest], None] | None = None  # told each answered request
         self._prompt_ratio = 0.25  # prompt tokens a character, as the server last reported them
         self._client = open_client(
             self.base_url,
@@ -145,9 +148,10 @@ class ChatModel:
         """
         started = time.monotonic()
         try:
-            return await self._complete_retried(messages, tools, stop, watch, sampling)
+            reply = await self._complete_retried(messages, tools, stop, watch, sampling)
         finally:
             self.seconds += time.monotonic() - started
+        return self._answered(messages, tools, [reply], started)[0]
 
     async def complete_choices(
         self,
@@ -164,8 +168,9 @@ class ChatModel:
         kwargs = self._request(messages, tools, stop, sampling)
         try:
             if self.stream:
-                return await self._choices_streamed(kwargs, sampling.n, watch, messages, tools)
-            return replies_from_completion(await self._client.chat.completions.create(**kwargs))
+                replies = await self._choices_streamed(kwargs, sampling.n, watch, messages, tools)
+            else:
+                replies = replies_from_completion(await self._client.chat.completions.create(**kwargs))
         except openai.APIError as error:
             raise self._explain(error, tools is not None, 0) from None
         except Stalled as stalled:
@@ -178,6 +183,27 @@ class ChatModel:
             raise ModelError(f"the model at {self.base_url} sent {malformed}") from None
         finally:
             self.seconds += time.monotonic() - started
+        return self._answered(messages, tools, replies, started)
+
+    def _answered(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: list[dict] | None,
+        replies: list[ModelReply],
+        started: float,
+    ) -> list[ModelReply]:
+        """The replies, the first with the seconds the request took; the request counted in the tally and
+        told to `on_request` (the transcript's per-request record)."""
+        seconds = time.monotonic() - started
+        replies = [replace(replies[0], seconds=seconds), *replies[1:]] if replies else replies
+        request = AnsweredRequest(tuple(messages), tools, tuple(replies), seconds)
+        self.tally.add(request)
+        if self.on_request is not None:
+            try:
+                self.on_request(request)
+            except Exception:  # a record that cannot be written must not end the run
+                log.exception("recording a model request failed")
+        return replies
 
     async def _choices_streamed(
         self, kwargs: dict[str, Any], n: int, watch: Watches, messages: Sequence[dict[str, Any]], tools: Any

@@ -23,7 +23,11 @@ class ToolCallRequest:
 class ModelReply:
     """One assistant turn; `cut` says why the stream was closed early ("call": the model had written its
     calls and moved on; "echo": it was copying the prompt back), `unused` is the text that came after
-    the part kept in `content`, and `estimated` marks token counts made here rather than reported."""
+    the part kept in `content`, and `estimated` marks token counts made here rather than reported.
+
+    Of the prompt's tokens, `prompt_processed` the server read anew and `prompt_cached` it found in its
+    prompt cache, as it reported them (llama-server's `timings`, a hosted API's `cached_tokens`); None
+    where it did not say. `seconds`: how long the request took (on the first reply of a batch)."""
 
     content: str
     tool_calls: tuple[ToolCallRequest, ...]
@@ -35,6 +39,9 @@ class ModelReply:
     unused: str = ""
     unused_tokens: int = 0
     estimated: bool = False
+    prompt_processed: int | None = None
+    prompt_cached: int | None = None
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -64,13 +71,14 @@ def replies_from_completion(response: Any) -> list[ModelReply]:
         raise MalformedReply(f"a reply that is not a chat completion ({short_text(response)})")
     if not response.choices:
         raise MalformedReply("a chat completion with no choices")
+    timings = getattr(response, "timings", None)  # llama-server's, beside the usage
     return [
-        _reply_from_choice(choice, response.usage if index == 0 else None)
+        _reply_from_choice(choice, *((response.usage, timings) if index == 0 else (None, None)))
         for index, choice in enumerate(response.choices)
     ]
 
 
-def _reply_from_choice(choice: Any, usage: Any) -> ModelReply:
+def _reply_from_choice(choice: Any, usage: Any, timings: Any = None) -> ModelReply:
     message = choice.message if choice is not None else None
     calls = tuple(
         ToolCallRequest(
@@ -79,6 +87,7 @@ def _reply_from_choice(choice: Any, usage: Any) -> ModelReply:
         for index, call in enumerate((message.tool_calls if message else None) or [])
         if getattr(call, "function", None) is not None
     )
+    processed, cached = prompt_figures(usage, timings)
     return ModelReply(
         content=(message.content if message else None) or "",
         tool_calls=calls,
@@ -86,7 +95,41 @@ def _reply_from_choice(choice: Any, usage: Any) -> ModelReply:
         refusal=getattr(message, "refusal", None) if message else None,
         prompt_tokens=(usage.prompt_tokens if usage else 0) or 0,
         completion_tokens=(usage.completion_tokens if usage else 0) or 0,
+        prompt_processed=processed,
+        prompt_cached=cached,
     )
+
+
+def prompt_figures(usage: Any, timings: Any) -> tuple[int | None, int | None]:
+    """Of a request's prompt tokens, (processed, cached): read anew and found in the server's prompt cache,
+    from llama-server's `timings` (`prompt_n`, `cache_n`) or else a hosted API's
+    `usage.prompt_tokens_details.cached_tokens`; one of them known gives the other from the usage's
+    `prompt_tokens`. None where the server said nothing (llama-cpp-python sends no timings)."""
+    processed = _token_count(_field(timings, "prompt_n"))
+    cached = _token_count(_field(timings, "cache_n"))
+    if cached is None:
+        cached = _token_count(_field(_field(usage, "prompt_tokens_details"), "cached_tokens"))
+    sent = _token_count(_field(usage, "prompt_tokens"))
+    if sent:
+        if processed is None and cached is not None:
+            processed = max(sent - cached, 0)
+        elif cached is None and processed is not None:
+            cached = max(sent - processed, 0)
+    return processed, cached
+
+
+def _field(value: Any, name: str) -> Any:
+    """A field of a JSON object as the openai package hands it: a model's attribute or a dict's key."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None) if value is not None else None
+
+
+def _token_count(value: Any) -> int | None:
+    """A count the server reported; None for anything else (missing, negative, not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return int(value)
 
 
 class StreamedReply:
@@ -101,17 +144,26 @@ class StreamedReply:
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish_reason: str | None = None
         self.prompt_tokens = self.completion_tokens = 0
+        self.usage: Any = None  # the last usage reported
+        self.timings: Any = None  # llama-server's `timings` (in its last chunk), where it sent them
         self.answered = False  # a chunk with a choice came
 
     def add(self, chunk: Any) -> None:
         if getattr(chunk, "usage", None) is not None:
             self.add_usage(chunk.usage)
+        self.add_timings(chunk)
         for choice in getattr(chunk, "choices", None) or []:
             self.add_choice(choice)
 
     def add_usage(self, usage: Any) -> None:
+        self.usage = usage
         self.prompt_tokens = usage.prompt_tokens or 0
         self.completion_tokens = usage.completion_tokens or 0
+
+    def add_timings(self, chunk: Any) -> None:
+        timings = getattr(chunk, "timings", None)
+        if timings is not None:
+            self.timings = timings
 
     def add_choice(self, choice: Any) -> None:
         self.answered = True
@@ -185,7 +237,13 @@ class StreamedReply:
             unused=unused,
             unused_tokens=sum(1 for end in self.ends if cut is not None and end > cut.keep),
             estimated=estimated,
+            **self._cache_figures(own_usage),
         )
+
+    def _cache_figures(self, own_usage: bool) -> dict[str, int | None]:
+        """The prompt's tokens the server read anew and found cached, when the usage is this reply's own."""
+        processed, cached = prompt_figures(self.usage, self.timings) if own_usage else (None, None)
+        return {"prompt_processed": processed, "prompt_cached": cached}
 
 
 class StreamedChoices:
@@ -215,6 +273,8 @@ class StreamedChoices:
         if usage is not None and owner is not None:
             owner.add_usage(usage)
             self.usages += 1
+        if owner is not None:
+            owner.add_timings(chunk)
 
     @property
     def answered(self) -> bool:
@@ -240,8 +300,11 @@ class StreamedChoices:
             last = ordered.index(whole)
             others = sum(reply.completion_tokens for at, reply in enumerate(replies) if at != last)
             replies[last] = replace(replies[last], completion_tokens=max(whole.completion_tokens - others, 0))
-            replies[0] = replace(replies[0], prompt_tokens=whole.prompt_tokens)
-        return replies[:1] + [replace(reply, prompt_tokens=0) for reply in replies[1:]]
+            processed, cached = prompt_figures(whole.usage, whole.timings)
+            read = {"prompt_tokens": whole.prompt_tokens, "prompt_processed": processed}
+            replies[0] = replace(replies[0], **read, prompt_cached=cached)
+        unread = {"prompt_tokens": 0, "prompt_processed": None, "prompt_cached": None}
+        return replies[:1] + [replace(reply, **unread) for reply in replies[1:]]
 
 
 def prompt_chars(messages: Sequence[dict[str, Any]], tools: list[dict] | None) -> int:
