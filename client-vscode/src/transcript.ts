@@ -15,6 +15,21 @@ function fence(body: string, language = ''): string {
   return `${ticks}${language}\n${body.replace(/\n$/, '')}\n${ticks}`;
 }
 
+function count(value: unknown): string {
+  return typeof value === 'number' ? value.toLocaleString('en-US') : '?';
+}
+
+// One model request in one line: what it cost, not the per-message breakdown (benchmarks/prompt_breakdown.py).
+function requestLine(event: Json): string {
+  const cached = typeof event.prompt_cached === 'number' ? `, ${count(event.prompt_cached)} cached` : '';
+  const processed = typeof event.prompt_processed === 'number' ? `, ${count(event.prompt_processed)} read anew` : '';
+  const seconds = typeof event.seconds === 'number' ? `, ${event.seconds.toFixed(1)} s` : '';
+  return (
+    `*Model request ${text(event.number ?? '?')}: ${count(event.prompt_tokens)} prompt tokens${processed}${cached}, ` +
+    `${count(event.completion_tokens)} completion tokens${seconds}*`
+  );
+}
+
 function renderEvent(event: Json): string | undefined {
   const kind = String(event.event ?? event.type ?? event.kind ?? '');
   const step = event.step !== undefined ? ` (step ${text(event.step)})` : '';
@@ -40,6 +55,8 @@ function renderEvent(event: Json): string | undefined {
     }
     case 'usage':
       return undefined;
+    case 'request':
+      return requestLine(event);
     case 'notice':
       return `> ${text(event.text)}`;
     case 'meta': {

@@ -11,6 +11,8 @@ const jsonl = [
   { t: 1, type: 'reply', text: 'The bug is in add(). CALL', unused: '', cut: 'call', step: 1 },
   { t: 1, type: 'action', call_id: 'c1', tool: 'edit_file', arguments: { path: 'calc.py' }, step: 1 },
   { t: 1, type: 'observation', call_id: 'c1', tool: 'edit_file', text: 'edited calc.py', is_error: false, step: 1 },
+  { t: 1.2, type: 'request', number: 1, replies: 1, prompt_tokens: 1234, prompt_processed: 200, prompt_cached: 1034,
+    completion_tokens: 40, seconds: 3.25, by_origin: { system: 100 }, messages: [['system', 'system', 100]] },
   { t: 1.5, type: 'reply', text: 'x', unused: 'I will also refactor', cut: 'call', step: 2 },
   { t: 2, type: 'verdict', accepted: false, reasons: ['a test file changed'], attempt: 1, step: 2 },
   { t: 3, type: 'result', status: 'fixed', steps: 3, summary: 'add() used -', files: ['calc.py'], diff: '-a\n+b\n' },
@@ -34,4 +36,7 @@ test('a transcript reads as Markdown, deltas folded into the thought', () => {
   assert.match(md, /## Result: fixed in 3 steps/);
   assert.match(md, /```diff\n-a\n\+b\n```/);
   assert.match(md, /```\nnot json\n```/);
+  // a model request is one line, not its per-message breakdown
+  assert.match(md, /\*Model request 1: 1,234 prompt tokens, 200 read anew, 1,034 cached, 40 completion tokens, 3\.3 s\*/);
+  assert.doesNotMatch(md, /by_origin|"messages"/);
 });
