@@ -192,6 +192,7 @@ def scripted_model_env(base_url: str, cache: Path) -> dict[str, str]:
         FIXLOOP_BASE_URL=base_url,
         FIXLOOP_MODEL="scripted",
         FIXLOOP_MUTANTS="off",
+        FIXLOOP_POOL_SHARE="0",
         FIXLOOP_API_KEY="none",
         XDG_CACHE_HOME=str(cache),
         PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",

@@ -164,6 +164,10 @@ class Settings:
     round_kinds: bool = setting(True, _flag, env=("FIXLOOP_ROUND_KINDS",))
     # one-token changes of the suspect lines (operators, constants, bounds), tried before the model is asked
     mutants: bool = setting(True, _flag, env=("FIXLOOP_MUTANTS",))
+    # after the first verified fix the search goes on until this many distinct verified fixes ...
+    pool_size: int = setting(3, _whole(1), env=("FIXLOOP_POOL_SIZE",))
+    # ... or this share of the time then left (0: the first verified fix ends the search), then ranks them
+    pool_share: float = setting(0.25, _number(zero=True), env=("FIXLOOP_POOL_SHARE",))
     # The keys some source set (not compared): a model profile fills only the others.
     explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 

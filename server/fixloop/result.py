@@ -53,6 +53,8 @@ class FixResult:
     failure_reason: str | None = None  # why a verified fix was not applied
     error: FixError | None = None  # set when status is "error"
     rounds_tried: tuple[str, ...] = ()  # the kinds of round the run moved through (a bench figure, not JSON)
+    # every verified fix of the run, best first (the proposal is the first): diff, origin, evidence
+    pool: tuple[dict[str, Any], ...] = ()
 
     @property
     def files(self) -> list[str]:
@@ -86,4 +88,5 @@ class FixResult:
             "reasons": list(self.reasons),
             "failureReason": self.failure_reason,
             "error": {"kind": self.error.kind, "message": self.error.message} if self.error else None,
+            "pool": [dict(entry) for entry in self.pool],
         }

@@ -152,6 +152,7 @@ class ScriptedModel:
             "FIXLOOP_BASE_URL": self.base_url,
             "FIXLOOP_MODEL": "scripted",
             "FIXLOOP_MUTANTS": "off",
+            "FIXLOOP_POOL_SHARE": "0",
             "FIXLOOP_API_KEY": "none",
         }
 

@@ -121,6 +121,7 @@ def running_code_server(e2e_env: E2EEnv, run: Path) -> Iterator[CodeServer]:
         FIXLOOP_API_KEY="none",
         FIXLOOP_MODEL="scripted",
         FIXLOOP_MUTANTS="off",
+        FIXLOOP_POOL_SHARE="0",
     )
     env["PATH"] = f"{e2e_env.node.parent}{os.pathsep}{SYSTEM_PATH}"
     env.pop("VIRTUAL_ENV", None)

@@ -50,6 +50,7 @@ def run_fix(scripted_model, fixture_project) -> Callable[..., Any]:
             "FIXLOOP_BASE_URL": server.base_url,
             "FIXLOOP_MODEL": "scripted",
             "FIXLOOP_MUTANTS": "off",
+            "FIXLOOP_POOL_SHARE": "0",
             "FIXLOOP_API_KEY": "none",
         }
         settings = load_settings(root, {"testTimeout": 20, **overrides}, env=env)

@@ -39,6 +39,7 @@ def compared(tmp_path_factory: pytest.TempPathFactory):
             FIXLOOP_BASE_URL=server.base_url,
             FIXLOOP_MODEL="scripted",
             FIXLOOP_MUTANTS="off",
+            FIXLOOP_POOL_SHARE="0",
             FIXLOOP_API_KEY="none",
             XDG_CACHE_HOME=str(work / "cache"),
             PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",

@@ -65,6 +65,7 @@ def recipe_env(monkeypatch: pytest.MonkeyPatch):
     def apply(recipe: Recipe, server: ScriptedModelServer, model: str | None = None) -> dict[str, str]:
         env = {"FIXLOOP_BASE_URL": server.base_url, "FIXLOOP_MODEL": model or recipe.model, **recipe.env}
         env["FIXLOOP_MUTANTS"] = "off"  # the recipe's model is under test, not the one-token round
+        env["FIXLOOP_POOL_SHARE"] = "0"  # the first verified fix ends the search
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         return env

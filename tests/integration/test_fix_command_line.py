@@ -20,7 +20,11 @@ def fixloop(
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FIXLOOP_", "OPENAI_"))}
     if base_url:
         full_env.update(
-            FIXLOOP_BASE_URL=base_url, FIXLOOP_MODEL="scripted", FIXLOOP_MUTANTS="off", FIXLOOP_API_KEY="none"
+            FIXLOOP_BASE_URL=base_url,
+            FIXLOOP_MODEL="scripted",
+            FIXLOOP_MUTANTS="off",
+            FIXLOOP_POOL_SHARE="0",
+            FIXLOOP_API_KEY="none",
         )
     full_env.update(env or {})
     return subprocess.run(

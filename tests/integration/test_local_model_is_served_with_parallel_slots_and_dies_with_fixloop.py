@@ -20,7 +20,7 @@ import pytest
 from fixloop.config import Settings
 from fixloop.errors import ConfigError, ModelError
 from fixloop.model.catalog import get_model
-from fixloop.model.client import ChatModel, Sampling
+from fixloop.model.client import ChatModel
 from fixloop.model.llama_cpp_python import _SERVER_MODULES, LLAMA_PYTHON_ENV
 from fixloop.model.llama_server import (
     KV_BYTES_PER_TOKEN,
@@ -42,6 +42,7 @@ from fixloop.model.local import (
 )
 from fixloop.model.loopback import loopback_request
 from fixloop.model.prompt_store import prompt_file, save_prompt
+from fixloop.model.request_options import Sampling
 from fixloop.model.warm_up import start_warm_up
 from support import load_fix
 
@@ -212,7 +213,12 @@ def wait_for(record: Path, what: str, seconds: float = 60) -> dict:
 
 def child_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_") and k != "FIXLOOP_MODEL"}
-    return {**env, "FIXLOOP_MUTANTS": "off", **extra}  # the model's requests are under test
+    return {
+        **env,
+        "FIXLOOP_MUTANTS": "off",
+        "FIXLOOP_POOL_SHARE": "0",
+        **extra,
+    }  # the model's requests are under test
 
 
 def fix_demo(root: Path) -> list[str]:

@@ -37,6 +37,7 @@ def fixloop_fix(
         FIXLOOP_BASE_URL=base_url,
         FIXLOOP_MODEL="scripted",
         FIXLOOP_MUTANTS="off",
+        FIXLOOP_POOL_SHARE="0",
         FIXLOOP_API_KEY="none",
         **made.env,
         **(env or {}),

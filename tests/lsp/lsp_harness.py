@@ -105,6 +105,7 @@ def server_env(
         env["FIXLOOP_MODEL"] = model
     env["FIXLOOP_API_KEY"] = "test-key"
     env["FIXLOOP_MUTANTS"] = "off"  # the fixture bugs are one-token bugs: the model's path is under test
+    env["FIXLOOP_POOL_SHARE"] = "0"  # the first verified fix ends the search
     # the projects need no third-party pytest plugin, and loading this venv's (xdist, pytest-lsp, asyncio…)
     # costs each of the server's pytest runs about a second of CPU; tests of a user's plugins set it back
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"

@@ -358,6 +358,7 @@ async def run_engine(
         "FIXLOOP_BASE_URL": server.base_url,
         "FIXLOOP_MODEL": "scripted",
         "FIXLOOP_MUTANTS": "off",
+        "FIXLOOP_POOL_SHARE": "0",
         "FIXLOOP_API_KEY": "none",
     }
     settings = load_settings(trap.project, {"testTimeout": 20, "attempts": 1, **overrides}, env=env)
@@ -419,6 +420,7 @@ def fixloop_cli(
         FIXLOOP_BASE_URL=base_url,
         FIXLOOP_MODEL="scripted",
         FIXLOOP_MUTANTS="off",
+        FIXLOOP_POOL_SHARE="0",
         FIXLOOP_API_KEY="none",
         HOME=str(trap.home),
         TMPDIR=str(trap.tmp),

@@ -198,6 +198,7 @@ def test_ctrl_c_stops_a_runaway_search_and_removes_everything(trap, scripted_mod
         FIXLOOP_BASE_URL=server.base_url,
         FIXLOOP_MODEL="scripted",
         FIXLOOP_MUTANTS="off",
+        FIXLOOP_POOL_SHARE="0",
         FIXLOOP_API_KEY="none",
     )
     process = subprocess.Popen(

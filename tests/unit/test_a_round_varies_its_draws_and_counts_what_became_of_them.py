@@ -129,8 +129,8 @@ def test_a_batch_of_candidates_is_capped_near_the_best_guess_length() -> None:
 def test_like_follow_ups_are_grouped_up_to_a_requests_n_and_different_ones_apart() -> None:
     from fixloop.agent.asking import FollowUp, grouped
     from fixloop.agent.draws import Draw
-    from fixloop.model.client import Sampling
     from fixloop.model.replies import ModelReply
+    from fixloop.model.request_options import Sampling
 
     copy = ModelReply("code", (), "stop", None, 100, 30)
 

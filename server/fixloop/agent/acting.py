@@ -6,11 +6,15 @@ import asyncio
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from fixloop.agent import prompts
 from fixloop.agent.call_protocols import ToolCall
+from fixloop.agent.run_state import Step
+from fixloop.agent.submissions import Submissions
+from fixloop.events import Action, Event, Observation
 from fixloop.tools.base import ToolResult
 
 DURATION = re.compile(r"\b\d+(\.\d+)?\s?m?s\b")  # "in 0.91s" differs between otherwise equal runs
@@ -74,3 +78,32 @@ class StuckWatch:
         if seen >= self.nudge_at:
             return f"{text}\n\n{prompts.STUCK_NUDGE}", None
         return text, None
+
+
+async def act_on(
+    calls: Sequence[ToolCall],
+    toolbox: ToolboxLike,
+    submissions: Submissions,
+    stuck: StuckWatch,
+    emit: Callable[[Event], None],
+) -> tuple[list[str], Step]:
+    """Run one turn's calls, each announced and observed: the observations' texts, and what the turn came
+    to (a submit goes to the gate, the first one of the turn only; the rest are watched for repeats)."""
+    turn = submissions.spent.steps
+    for call in calls:
+        emit(Action(call.id, call.name, call.shown_arguments(), turn))
+    results = await run_calls(toolbox, calls)
+    step, texts = Step(), []
+    for call, result in zip(calls, results, strict=True):
+        text, is_error = result.text, result.is_error
+        if result.submitted is not None and step.finished is None and not step.rejected:
+            step, verified = await submissions.submit(result.submitted)
+            text, is_error = verified.text, verified.is_error
+        elif step.finished is not None:
+            text, is_error = "not run: the fix was already accepted", False
+        else:
+            text, stuck_said = stuck.observe(call, text)
+            step = replace(step, stuck=stuck_said or step.stuck, repeated=step.repeated or stuck.repeated)
+        emit(Observation(call.id, call.name, text, is_error, turn))
+        texts.append(text)
+    return texts, step

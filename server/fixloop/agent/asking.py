@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from fixloop.agent.draws import Draw
-from fixloop.model.client import Sampling
 from fixloop.model.replies import ModelReply, StreamWatch
+from fixloop.model.request_options import Sampling
 from fixloop.tools.code_reply import code_blocks
 
 MOST_TOKENS_FLOOR = 160  # a batched reply's cap is never below this

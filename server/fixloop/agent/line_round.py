@@ -17,8 +17,8 @@ from fixloop.agent.round_result import FATES, RoundFigures
 from fixloop.agent.sampling import CandidateSearch, RoundRequest, RoundResult
 from fixloop.agent.warm_start import ShownFunction
 from fixloop.events import Notice
-from fixloop.model.client import Sampling
 from fixloop.model.replies import ModelReply
+from fixloop.model.request_options import Sampling
 from fixloop.project import is_test_path
 from fixloop.pytest_runner.failing_inputs import failing_input_lines
 from fixloop.pytest_runner.results import TestOutcome

@@ -1,7 +1,8 @@
 """The mutant round: before the model is asked, one-token changes (mutants.py) of the suspect lines, the
 best-ranked line first (the operators of every line, then the variables and the lines left out), each
-screened on the target tests alone and, if they pass, judged whole by the gate; the first one the gate
-accepts is the fix. A one-token bug is fixed in seconds, with no model.
+screened on the target tests alone and, if they pass, judged whole by the gate; the round ends once the gate
+has accepted as many as the search's pool wants (a one-token change that passes the tests can still be
+wrong: the pool weighs it against the others). A one-token bug is fixed in seconds, with no model.
 
 The suspect lines come from the coverage ranking (each line scored like its function: the failing and
 passing tests that run it) when the failure is an assertion in the test, else from the failing
@@ -86,34 +87,36 @@ class MutantRound:
         self.gate, self.base, self.spots, self.emit = gate, base, tuple(spots), emit
         self.parallel, self.screen_seconds = max(1, parallel), screen_seconds
 
-    async def round(self, step: int, seconds: float) -> str | None:
-        """The verified fix's summary (the gate holds it), else None; at most `seconds` long."""
+    async def round(
+        self, step: int, seconds: float, want: int = 1, keep: float = 0.0
+    ) -> list[tuple[str, list[FileChange]]]:
+        """Each verified change's summary and changes, at most `want` of them; at most `seconds` long, and
+        once a change is verified, `keep` of the time then left."""
         todo = await self._mutants()
         if not todo:
-            return None
+            return []
         lines = len({(path, mutant.line) for path, _text, mutant in todo})
         self._say(
             f"trying {len(todo)} one-token change(s) of {lines} suspect line(s) before asking the model", step
         )
-        tally = _Tally()
+        tally = _Tally(max(1, want))
         queue = iter(enumerate(todo, 1))
         workers = [asyncio.ensure_future(self._work(queue, tally, step)) for _ in range(self.parallel)]
         started = time.monotonic()
         try:
-            await _until_won(workers, tally, started + max(0.0, seconds))
+            await _until_won(workers, tally, started + max(0.0, seconds), keep)
         finally:
             await cancel_quietly(workers)
         spent = time.monotonic() - started
-        if tally.winner is not None:
-            number, path, mutant, changes = tally.winner
-            await self.gate.accept(changes)
-            return f"verified fix (one-token change {number} of {len(todo)}): {path} {mutant.said}"
         self._say(
             f"one-token changes: {tally.tried} of {len(todo)} tried in {spent:.0f} s, "
-            f"{tally.passed} passed the target tests, none verified",
+            f"{tally.passed} passed the target tests, {len(tally.winners)} verified",
             step,
         )
-        return None
+        return [
+            (f"{path} {mutant.said} (one-token change {number} of {len(todo)})", changes)
+            for number, path, mutant, changes in tally.winners
+        ]
 
     async def _mutants(self) -> list[tuple[str, str, Mutant]]:
         """(path, baseline text, change) for each change of each spot, in order, at most MOST_MUTANTS."""
@@ -131,7 +134,7 @@ class MutantRound:
     ) -> None:
         """Take changes off the shared queue until it is empty or one is verified."""
         for number, (path, text, mutant) in queue:
-            if tally.winner is not None:
+            if tally.won:
                 return
             changes = [FileChange(path, text, mutant.text)]
             tally.tried += 1
@@ -143,10 +146,10 @@ class MutantRound:
             except FixloopError as error:
                 self._say(f"one-token change {number}: could not be tried: {error.message}", step)
                 continue
-            if verdict.accepted and tally.winner is None:
-                tally.winner = (number, path, mutant, list(verdict.changes))
+            if verdict.accepted and not tally.won:
+                tally.winners.append((number, path, mutant, list(verdict.changes)))
                 self._say(f"one-token change {number}: {path} {mutant.said}: verified", step)
-                return
+                continue
             reason = verdict.reasons[0] if verdict.reasons else "rejected"
             self._say(f"one-token change {number}: {path} {mutant.said}: rejected — {reason[:200]}", step)
 
@@ -154,17 +157,29 @@ class MutantRound:
         self.emit(Notice(text, step, "mutants"))
 
 
-async def _until_won(workers: list[asyncio.Future[None]], tally: _Tally, deadline: float) -> None:
-    """Wait for the workers until one change is verified, all are done, or the deadline."""
+async def _until_won(
+    workers: list[asyncio.Future[None]], tally: _Tally, deadline: float, keep: float
+) -> None:
+    """Wait for the workers until enough changes are verified, all are done, or the deadline; once one is
+    verified, the round goes on for `keep` of the time it had left."""
     pending = set(workers)
-    while pending and tally.winner is None and (left := deadline - time.monotonic()) > 0:
-        done, pending = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+    shortened = False
+    while pending and not tally.won and (left := deadline - time.monotonic()) > 0:
+        done, pending = await asyncio.wait(pending, timeout=min(left, 0.5), return_when="FIRST_COMPLETED")
         for task in done:
             task.result()  # a worker's error ends the round
+        if tally.winners and not shortened:
+            shortened = True
+            deadline = time.monotonic() + keep * max(0.0, deadline - time.monotonic())
 
 
 class _Tally:
-    def __init__(self) -> None:
+    def __init__(self, want: int) -> None:
         self.tried = 0
         self.passed = 0
-        self.winner: tuple[int, str, Mutant, list[FileChange]] | None = None
+        self.want = want
+        self.winners: list[tuple[int, str, Mutant, list[FileChange]]] = []
+
+    @property
+    def won(self) -> bool:
+        return len(self.winners) >= self.want

@@ -105,11 +105,14 @@ class Spent:
     silent_turns: int = 0  # replies without a tool call, in a row
     tokens_estimated: bool = False
     started: float = field(default_factory=time.monotonic)
+    cutoff: float | None = None  # time.monotonic() when the search stops, once it holds a verified fix
 
     @property
     def deadline(self) -> float:
-        """time.monotonic() when the time budget is used up (a round under way stops there)."""
-        return self.started + self.limits.max_seconds
+        """time.monotonic() when the time budget (or the search's time after its first fix) is used up
+        (a round under way stops there)."""
+        end = self.started + self.limits.max_seconds
+        return end if self.cutoff is None else min(end, self.cutoff)
 
     def exhausted(self) -> str | None:
         """The first budget used up, said for the user; None while every budget lasts."""
@@ -120,6 +123,8 @@ class Spent:
             return f"token budget used up ({limits.max_tokens} tokens)"
         if time.monotonic() - self.started >= limits.max_seconds:
             return f"time budget used up ({limits.max_seconds:g} s)"
+        if self.cutoff is not None and time.monotonic() >= self.cutoff:
+            return "the search's time after its first verified fix is up"
         return None
 
     def count(self, reply: ModelReply) -> Usage:

@@ -33,8 +33,8 @@ from fixloop.agent.round_result import RoundFigures, RoundResult
 from fixloop.agent.tried import TriedFixes
 from fixloop.errors import ModelError
 from fixloop.events import Event, Notice, Reply
-from fixloop.model.client import Sampling
 from fixloop.model.replies import ModelReply
+from fixloop.model.request_options import Sampling
 from fixloop.verify.port import Gate
 
 

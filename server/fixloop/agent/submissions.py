@@ -79,11 +79,10 @@ class Submissions:
                 return RunEnds("fixed", f"verified fix (the model did not submit; {why})")
         return RunEnds("not_fixed", f"not fixed: {why}", reasons)
 
-    def verified_round(self, summary: str) -> RunEnds:
-        """A round of candidates found a verified fix (the gate judged and accepted it): one attempt."""
+    def verified_round(self) -> None:
+        """A round found a verified fix (the gate judged and accepted it): one attempt, and its verdict."""
         self.spent.attempts += 1
         self.emit(Verdict(True, (), self.spent.attempts, self.spent.steps))
-        return RunEnds("fixed", summary)
 
     def _remember(self, verdict: GateVerdict) -> bool:
         """Record a rejected change set; True when it had been rejected before."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from fixloop.agent.asking import Drawer
@@ -13,6 +13,7 @@ from fixloop.agent.call_protocols import ProtocolSetting
 from fixloop.agent.candidates import BaseFiles, shadow_reader
 from fixloop.agent.draws import DrawVariety
 from fixloop.agent.edit_forms import focus_points
+from fixloop.agent.fix_pool import KeepSearching
 from fixloop.agent.line_round import LineRound, ShortDraws
 from fixloop.agent.mutant_round import SCREEN_SECONDS, SCREEN_TIMES, MutantRound, Spot
 from fixloop.agent.round_kinds import RoundKinds
@@ -58,6 +59,7 @@ class RunPlan:
     failing_inputs: bool = True  # prompts that show a failure show its failing call
     code_answer_placement: bool = True  # answers replace nested defs, methods and module constants
     mutants: bool = True  # one-token changes of the suspect lines first (agent/mutant_round.py)
+    keep_searching: KeepSearching = field(default_factory=KeepSearching)  # after the first verified fix
 
     @property
     def samples_at_all(self) -> bool:
@@ -114,6 +116,7 @@ def plan_run(settings: Settings) -> RunPlan:
         warm_start_chars=settings.warm_start_chars,
         output_cap=settings.output_cap,
         allow_test_edits=settings.allow_test_edits,
+        keep_searching=KeepSearching(settings.pool_size, min(1.0, settings.pool_share)),
         **{name: getattr(settings, name) for name in INGREDIENTS},
     )
 

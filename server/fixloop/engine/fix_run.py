@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.agent.candidates import describe_changes, fix_key, shadow_reader
+from fixloop.agent.fix_pool import FixPool, PooledFix
 from fixloop.agent.loop import LoopOutcome, ReActLoop
 from fixloop.agent.mutant_round import MutantRound, suspect_spots
 from fixloop.agent.prompts import another_fix_prompt, task_prompt
 from fixloop.agent.round_result import RoundFigures
 from fixloop.agent.sampling_turns import SamplingTurns
+from fixloop.agent.search import Search, proposal_summary
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import WarmStart
 from fixloop.config import Settings
@@ -52,6 +54,7 @@ from fixloop.tools.workspace import Workspace
 from fixloop.transcript import Transcript
 from fixloop.verify import VerificationGate
 from fixloop.verify.baseline import target_outcomes
+from fixloop.verify.gate import failure_evidence
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +80,7 @@ class FixRun:
         self.conversation: tuple[dict[str, Any], ...] = ()  # the loop's messages, once it has run
         self.proposal: tuple[FileChange, ...] = ()  # a verified fix, relative to the tests' project
         self.round_figures: list[RoundFigures] = []  # each sampling round's, as the run goes
+        self.pool: tuple[PooledFix, ...] = ()  # every verified fix of the run, best first
 
     @property
     def model_seconds(self) -> float:
@@ -150,8 +154,8 @@ class FixRun:
             prepared = await self._preparation.run(self.run_id, opening)
             self._model = prepared.model
             prepared.model.on_request = RequestLog(self.transcript, prepared.warm.text)
-            loop, gate = self._assemble(prepared)
-            outcome = await self._run(loop, prepared.model)
+            search, gate = self._assemble(prepared)
+            outcome = await self._run(search, prepared.model)
             return self._finish(outcome, gate, prepared.target)
         except asyncio.CancelledError:
             self.emit(Done("cancelled", "cancelled", self.steps))
@@ -201,8 +205,9 @@ class FixRun:
         material = RoundMaterial(prepared.warm.functions, inputs, failing_outcomes(prepared), prepared.hints)
         return sampling_for(self.plan, prepared.model, gate, prepared.shadow, self.emit, tried, material)
 
-    def _assemble(self, prepared: Prepared) -> tuple[ReActLoop, VerificationGate]:
-        """The loop, its tools, its gate and its sampling, as the run's plan says."""
+    def _assemble(self, prepared: Prepared) -> tuple[Search, VerificationGate]:
+        """The search: its rounds (the loop with its tools among them), its gate and its pool, as the
+        run's plan says."""
         plan, shadow, runner = self.plan, prepared.shadow, prepared.runner
         toolbox = self._toolbox(prepared)
         gate = VerificationGate(
@@ -228,9 +233,18 @@ class FixRun:
             compact_tools=plan.compact_tools,
             sampling=sampling,
             limits=plan.loop,
-            mutants=self._mutants(prepared, gate),
         )
-        return loop, gate
+        failure = "\n".join(filter(None, map(failure_evidence, failing_outcomes(prepared))))
+        search = Search(
+            loop,
+            gate,
+            sampling=sampling,
+            mutants=self._mutants(prepared, gate),
+            pool=FixPool(plan.keep_searching),
+            choose=prepared.model.choose,
+            failure=failure,
+        )
+        return search, gate
 
     def _mutants(self, prepared: Prepared, gate: VerificationGate) -> MutantRound | None:
         """The mutant round, on the suspects' lines (else the failing tracebacks')."""
@@ -268,13 +282,15 @@ class FixRun:
         prompt = another_fix_prompt(rejected, previous.reason, code_first=code_first)
         return prompt, list(previous.messages[1:])
 
-    async def _run(self, loop: ReActLoop, model: ChatModel) -> LoopOutcome:
+    async def _run(self, search: Search, model: ChatModel) -> LoopOutcome:
         await settle(model.base_url, self.settings.model_timeout)  # the turn would queue behind it anyway
+        loop = search.loop
         try:
-            return await loop.run()
+            return await self._next_in_pool(search) or await search.run()
         finally:
             self.steps, self.attempts = loop.step, loop.attempts
             self.conversation = tuple(loop.conversation.messages)
+            self.pool = tuple(search.pool.fixes)
 
     def _finish(self, outcome: LoopOutcome, gate: VerificationGate, target: ProjectTarget) -> FixResult:
         """The result: for a fixed run exactly what the gate judged on its clean copy (nothing after the
@@ -295,11 +311,39 @@ class FixRun:
             tokens_estimated=outcome.tokens_estimated,
             reasons=outcome.reasons,
             rounds_tried=outcome.rounds_tried,
+            pool=tuple(self._pool_json(target)) if fixed else (),
         )
         self.emit(Done(result.status, result.summary, self.steps, {"files": result.files}))
         assert self.transcript is not None
         self.transcript.write("result", **result.to_json())
         return result
+
+    async def _next_in_pool(self, search: Search) -> LoopOutcome | None:
+        """ "Try another fix" after a run with a pool: its next fix, best first, verified again on today's
+        files (a fix whose files changed since is passed over), before anything is searched anew."""
+        previous = self.request.previous
+        shadow = self._preparation.shadow
+        for number, fix in enumerate(previous.pool if previous is not None and shadow is not None else ()):
+            assert previous is not None and shadow is not None
+            if not all(_holds(shadow.root, change) for change in fix.changes):
+                continue
+            self.emit(Notice(f"trying the pool's next verified fix ({fix.origin})", 0, "pool"))
+            verdict = await search.gate.judge(fix.changes)
+            if verdict.accepted:
+                await search.gate.accept(verdict.changes)
+                search.pool.fixes[:] = [fix, *previous.pool[number + 1 :]]
+                again = " (the next fix of the pool, verified again)"
+                summary = proposal_summary(fix, len(search.pool)) + again
+                return LoopOutcome("fixed", summary, attempts=1)
+        return None
+
+    def _pool_json(self, target: ProjectTarget) -> list[dict[str, Any]]:
+        """The pool, best first, as the result carries it: each diff relative to the workspace folder."""
+        entries = []
+        for fix in self.pool:
+            moved = [FileChange(target.to_workspace(c.path), c.old_text, c.new_text) for c in fix.changes]
+            entries.append({**fix.to_json(), "diff": unified_diff(moved)})
+        return entries
 
     async def _close(self, opening: asyncio.Future[ChatModel]) -> None:
         """Close the model (opened or still opening), the shadow and the transcript, shielded."""
@@ -321,3 +365,14 @@ def failing_outcomes(prepared: Prepared) -> list[TestOutcome]:
     """The failing targets' outcomes in the baseline (their frames and inputs make a line-level round)."""
     run = prepared.baseline.run
     return [o for target in prepared.failing for o in target_outcomes(run, target) if o.failing]
+
+
+def _holds(root: Path, change: FileChange) -> bool:
+    """Whether the file under `root` still holds what `change` was made against."""
+    path = root / change.path
+    if change.old_text is None:
+        return not path.exists()
+    try:
+        return path.read_text(encoding="utf-8", errors="surrogateescape") == change.old_text
+    except OSError:
+        return False

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fixloop.agent.fix_pool import PooledFix
 from fixloop.project_root import ProjectTarget
 from fixloop.result import FileChange
 
@@ -33,3 +34,4 @@ class PreviousRun:
     messages: tuple[dict[str, Any], ...]
     rejected: tuple[FileChange, ...]  # the proposal, relative to the tests' project
     reason: str = ""
+    pool: tuple[PooledFix, ...] = ()  # its other verified fixes, best first: proposed, verified again, first

@@ -140,7 +140,9 @@ class FixSession:
 
     def _make_run(self, target: FixTarget, settings: Settings) -> FixRunLike:
         again = self.again
-        previous = PreviousRun(again.messages, again.proposal, self.reason) if again is not None else None
+        previous = None
+        if again is not None:
+            previous = PreviousRun(again.messages, again.proposal, self.reason, again.pool)
         buffers = unsaved_buffers(self.ls, target.root)
         request = FixRequest(
             target.root, self.test_ids, buffers, previous, target=self.project, run_id=self.run_id
@@ -153,8 +155,10 @@ class FixSession:
         """A run that proposes a fix is kept a while: the user may reject it and ask for another."""
         messages = getattr(fix_run, "conversation", ())
         proposal = getattr(fix_run, "proposal", ())
+        others = tuple(getattr(fix_run, "pool", ())[1:])  # the proposal is the pool's first
         if result.status == "fixed" and messages and proposal:
-            self.ls.kept_runs.keep(result.run_id, KeptRun(target.root, self.test_ids, messages, proposal))
+            kept = KeptRun(target.root, self.test_ids, messages, proposal, pool=others)
+            self.ls.kept_runs.keep(result.run_id, kept)
 
     async def _execute(self, fix_run: FixRunLike) -> FixResult:
         self.run_id = fix_run.run_id

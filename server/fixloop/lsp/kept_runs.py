@@ -24,6 +24,7 @@ class KeptRun:
     messages: tuple[dict[str, Any], ...]
     proposal: tuple[FileChange, ...]
     kept_at: float = field(default_factory=time.monotonic)
+    pool: tuple[Any, ...] = ()  # the run's other verified fixes, best first (engine PooledFix)
 
 
 class KeptRuns:

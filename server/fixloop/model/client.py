@@ -13,7 +13,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import openai
@@ -27,12 +27,14 @@ from fixloop.model.replies import (
     StreamWatch,
     content_type_of,
     error_message,
+    first_token_logprobs,
     prompt_chars,
     refused_connection,
     replies_from_completion,
     reply_from_completion,
     short_error,
 )
+from fixloop.model.request_options import Sampling, open_client
 from fixloop.model.stream_chunks import Stalled, stream_chunks
 from fixloop.model.usage_tally import AnsweredRequest, UsageTally
 
@@ -45,45 +47,8 @@ MAX_STALL_RETRIES = 1  # a server that stalls twice in a row is stuck, not busy
 Watches = Callable[[], StreamWatch] | None  # a watch for each reply of a batch, or none
 
 
-@dataclass(frozen=True)
-class Sampling:
-    """How to draw one request's replies, when not as the client's defaults: temperature, seed, how many,
-    and a lower cap on each reply's tokens than the client's."""
-
-    temperature: float | None  # None: not sent (the endpoint's own)
-    seed: int | None = None
-    n: int = 1
-    max_tokens: int | None = None  # a short answer (a line-level round's), below the client's own cap
-
-    def request(self) -> dict[str, Any]:
-        values: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
-        if self.max_tokens is not None:
-            values["max_tokens"] = self.max_tokens
-        if self.seed is not None:
-            values["seed"] = self.seed
-        if self.n > 1:
-            values["n"] = self.n
-        return values
-
-
 class ToolsUnsupported(ModelError):
     """The endpoint rejected the `tools` parameter (HTTP 400); the loop falls back to the text protocol."""
-
-
-def open_client(
-    base_url: str, api_key: str | None, *, api_version: str = "", timeout: openai.Timeout | float = 600.0
-) -> openai.AsyncOpenAI:
-    """The OpenAI client for an endpoint: Bearer auth, or with `api_version` Azure OpenAI's `api-key`
-    header and `api-version` query (base URL `https://RESOURCE.openai.azure.com/openai/deployments/NAME`)."""
-    if api_version:
-        return openai.AsyncAzureOpenAI(
-            base_url=base_url,
-            api_key=api_key or "no-key",
-            api_version=api_version,
-            timeout=timeout,
-            max_retries=0,
-        )
-    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0)
 
 
 class ChatModel:
@@ -323,6 +288,28 @@ class ChatModel:
         if not reply.estimated:
             self._prompt_ratio = reply.prompt_tokens / max(1, prompt_chars(messages, tools))
         return reply
+
+    async def choose(self, messages: Sequence[dict[str, Any]]) -> tuple[str, dict[str, float]]:
+        """A short answer (a number, say), not streamed, and its first token's top logprobs where the
+        endpoint sends them (empty where it does not, or refuses `logprobs`)."""
+        kwargs = self._request(messages, None, None, Sampling(0.0, max_tokens=3))
+        started = time.monotonic()
+        try:
+            try:
+                response = await self._client.chat.completions.create(**kwargs, logprobs=True, top_logprobs=5)
+            except openai.BadRequestError:
+                response = await self._client.chat.completions.create(**kwargs)
+        except openai.APIError as error:
+            raise self._explain(error, False, 0) from None
+        except (ValueError, UnicodeError) as error:
+            said = short_error(error)
+            raise ModelError(f"the model at {self.base_url} sent a reply that is not JSON ({said})") from None
+        finally:
+            self.seconds += time.monotonic() - started
+        choice = response.choices[0] if getattr(response, "choices", None) else None
+        if choice is None:
+            raise ModelError(f"the model at {self.base_url} sent a chat completion with no choices")
+        return choice.message.content or "", first_token_logprobs(choice)
 
     def _retries_for(self, error: Exception) -> tuple[bool, int]:
         """Whether a failed call is worth another try, and how many tries it gets at most."""

@@ -348,3 +348,9 @@ def content_type_of(error: Exception) -> str:
 def short_error(error: BaseException | None) -> str:
     text = str(error).strip().splitlines()[0] if error is not None and str(error).strip() else ""
     return (text or type(error).__name__)[:300]
+
+
+def first_token_logprobs(choice: Any) -> dict[str, float]:
+    """The top logprobs of a completion choice's first token, by token text; empty where none came."""
+    tokens = getattr(getattr(choice, "logprobs", None), "content", None) or []
+    return {alt.token.strip(): alt.logprob for alt in (tokens[0].top_logprobs or [])} if tokens else {}

@@ -1,0 +1,111 @@
+"""One pool of verified fixes per run: every round adds what the gate verified, with where it came from.
+
+The first verified fix does not end the run: the search goes on for a bounded share of what is left
+(`KeepSearching`: until `most` distinct fixes or `share` of the remaining time), then ranking
+(agent/ranking.py) chooses. A fix is `mechanical` when a search of one-token changes found it, with no
+model: it passes the tests, and nothing else speaks for it until evidence does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fixloop.agent.candidates import FixKey, describe_changes, fix_key
+from fixloop.result import FileChange
+from fixloop.shadow import unified_diff
+
+ORIGINS = {
+    "mutants": "a one-token change found by mechanical search, no model",
+    "start": "the model's candidates (first round)",
+    "suspect": "the model's candidates (a round on the next suspect)",
+    "repeated": "the model's candidates (a later round)",
+    "rejected": "the model's candidates (a round after a rejected submit)",
+    "lines": "the model's line-level round",
+    "loop": "the model's own tool turns",
+}
+
+
+@dataclass(frozen=True)
+class KeepSearching:
+    """How long the search goes on after its first verified fix: until `most` distinct fixes, or `share`
+    of the time then left, whichever comes first (the run's own budget and cancel still win)."""
+
+    most: int = 3
+    share: float = 0.25
+
+
+@dataclass
+class PooledFix:
+    """One verified fix: exactly what the gate judged, which round found it, and the evidence for it."""
+
+    changes: tuple[FileChange, ...]
+    round: str  # a key of ORIGINS
+    summary: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> FixKey:
+        return fix_key(self.changes)
+
+    @property
+    def mechanical(self) -> bool:
+        return self.round == "mutants"
+
+    @property
+    def origin(self) -> str:
+        return ORIGINS.get(self.round, self.round)
+
+    @property
+    def size(self) -> int:
+        """Lines added and removed by the change."""
+        lines = unified_diff(list(self.changes)).splitlines()
+        return sum(1 for line in lines if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+
+    def describe(self) -> str:
+        return describe_changes(self.changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "origin": self.origin,
+            "round": self.round,
+            "mechanical": self.mechanical,
+            "diff": unified_diff(list(self.changes)),
+            "lines": self.size,
+            "evidence": dict(self.evidence),
+        }
+
+
+class FixPool:
+    """The run's verified fixes, distinct by what they leave in the files, in the order found."""
+
+    def __init__(self, keep: KeepSearching | None = None) -> None:
+        self.keep = keep or KeepSearching()
+        self.fixes: list[PooledFix] = []
+        self.until: float | None = None  # time.monotonic() when the search stops, once it has a fix
+
+    def __len__(self) -> int:
+        return len(self.fixes)
+
+    def add(self, changes: Sequence[FileChange], round: str, summary: str, deadline: float) -> bool:
+        """Add a verified fix (False when the pool holds the same one); the first sets when to stop."""
+        fix = PooledFix(tuple(changes), round, summary)
+        if not fix.changes or any(known.key == fix.key for known in self.fixes):
+            return False
+        self.fixes.append(fix)
+        if self.until is None:
+            now = time.monotonic()
+            self.until = now + self.keep.share * max(0.0, deadline - now)
+        return True
+
+    def settled(self) -> bool:
+        """Whether the search is over: enough fixes, or the time it had after the first is up."""
+        if not self.fixes or self.until is None:
+            return False
+        return len(self.fixes) >= self.keep.most or time.monotonic() >= self.until
+
+    def wanted(self) -> int:
+        """How many more fixes the pool takes before it is settled."""
+        return max(0, self.keep.most - len(self.fixes))

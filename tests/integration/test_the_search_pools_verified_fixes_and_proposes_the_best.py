@@ -1,0 +1,83 @@
+"""One search, one pool: a one-token change and a model's candidate both verify; the model's is proposed
+(nothing else speaks for the mechanical one), the pool and each entry's origin travel in the result, and
+"try another fix" proposes the pool's next fix, verified again, without asking the model."""
+
+from __future__ import annotations
+
+from fixloop.config import load_settings
+from fixloop.engine import FixRequest, FixRun, PreviousRun
+from fixloop.events import Notice
+from support import load_fix
+
+DEF = "def factorial(n: int) -> int:\n    # n! = 1 * 2 * ... * n, and factorial(0) == 1\n"
+REWRITE = (
+    "The bug is in factorial.\n\nmathutils.py\n```python\n"
+    + DEF
+    + "    result = 1\n    for i in range(1, n + 1):\n        result = result * i\n    return result\n```\n"
+)
+SEARCH = {"strategy": "sample", "editForm": "code", "samples": 2, "sampleRounds": 0, "temperature": 0}
+
+
+async def fix(root, server, previous=None, **overrides):
+    env = {"FIXLOOP_BASE_URL": server.base_url, "FIXLOOP_MODEL": "scripted", "FIXLOOP_API_KEY": "none"}
+    settings = load_settings(root, {"testTimeout": 20, **SEARCH, **overrides}, env=env)
+    events = []
+    request = FixRequest(root, tuple(load_fix("demo")["test_ids"]), previous=previous)
+    run = FixRun(request, settings, events.append)
+    result = await run.execute()
+    return run, result, [e.text for e in events if isinstance(e, Notice)]
+
+
+async def test_a_model_candidate_is_proposed_over_a_one_token_change_and_the_other_comes_next(
+    fixture_project, scripted_model
+):
+    root = fixture_project("demo")
+    server = scripted_model([{"content": REWRITE}, {"content": REWRITE}])
+
+    run, result, notices = await fix(root, server, mutants=True, poolSize=2)
+
+    assert result.status == "fixed", notices
+    assert "result = result * i" in result.diff  # the model's rewrite, not the one-token `*=`
+    assert "— from the model's candidates (first round)" in result.summary
+    assert result.summary.endswith("(1 other verified fix(es) in the pool)")
+    pool = result.to_json()["pool"]
+    assert [entry["mechanical"] for entry in pool] == [False, True]
+    assert "+        result *= i" in pool[1]["diff"] and pool[1]["origin"].startswith("a one-token change")
+    assert all("naturalness" in entry["evidence"] for entry in pool)
+    ranked = "2 verified fix(es), ranked: 1. the model's candidates"
+    assert any(n.startswith(ranked) for n in notices), notices
+    assert (root / "mathutils.py").read_text().count("result += i") == 1  # the user's file, untouched
+
+    again_server = scripted_model([])
+    previous = PreviousRun(run.conversation, run.proposal, "the user rejected it", run.pool[1:])
+    _, again, notices = await fix(root, again_server, previous=previous, mutants=True, poolSize=2)
+
+    assert again.status == "fixed", notices
+    assert "+        result *= i" in again.diff
+    assert again.summary.startswith("passes the tests; check the logic — a one-token change found by")
+    assert again.summary.endswith("(the next fix of the pool, verified again)")
+    assert not again_server.requests  # the pool's next fix needed no model
+
+
+async def test_by_default_the_search_goes_on_after_its_first_verified_fix(fixture_project, scripted_model):
+    root = fixture_project("demo")
+    server = scripted_model([{"content": REWRITE}, {"content": REWRITE}])
+
+    _, result, notices = await fix(root, server, mutants=True)
+
+    assert result.status == "fixed", notices
+    assert any(n.startswith("verified fix 1 (a one-token change") for n in notices), notices
+    assert any(n.startswith("verified fix 2 (the model's candidates") for n in notices), notices
+    assert server.requests  # the model was asked after the one-token change had verified
+
+
+async def test_pool_share_zero_ends_the_search_at_the_first_verified_fix(fixture_project, scripted_model):
+    root = fixture_project("demo")
+    server = scripted_model([{"content": REWRITE}])
+
+    _, result, notices = await fix(root, server, mutants=True, poolShare=0)
+
+    assert result.status == "fixed", notices
+    assert "+        result *= i" in result.diff
+    assert len(result.to_json()["pool"]) == 1
+    assert not server.requests
