@@ -85,6 +85,24 @@ async def test_a_judge_that_always_says_one_speaks_for_no_version():
     assert mechanical.evidence["judgment"] == {"score": 0.5, "from": "text"}
     assert ranking.fixes[0] is model  # a tie: the model's fix first
 
+    three = [fix(OUTER), fix(INNER), fix(REWRITE)]
+    await rank(three, choose, "", 60)
+    assert [f.evidence["judgment"]["score"] for f in three] == [0.333] * 3  # the middle one too
+
+
+async def test_a_judge_that_chooses_the_same_version_wherever_it_is_shown_speaks_for_it():
+    async def choose(messages):
+        text = messages[-1]["content"]
+        place = [text.index(f"Version {n}:") for n in (1, 2, 3)]
+        inner_at = text.index("!= 0 or year")
+        return str(sum(1 for at in place if at < inner_at)), {}
+
+    three = [fix(OUTER), fix(INNER), fix(REWRITE)]
+    ranking = await rank(three, choose, "", 60)
+
+    assert ranking.fixes[0] is three[1]
+    assert three[1].evidence["judgment"]["score"] > 0.5 > three[0].evidence["judgment"]["score"]
+
 
 async def test_a_judge_that_fails_leaves_the_ranking_to_the_rest():
     from fixloop.errors import ModelError

@@ -8,12 +8,14 @@ model: it passes the tests, and nothing else speaks for it until evidence does.
 
 from __future__ import annotations
 
+import ast
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from fixloop.agent.candidates import FixKey, describe_changes, fix_key
+from fixloop.python_syntax import parse
 from fixloop.result import FileChange
 from fixloop.shadow import unified_diff
 
@@ -109,3 +111,21 @@ class FixPool:
     def wanted(self) -> int:
         """How many more fixes the pool takes before it is settled."""
         return max(0, self.keep.most - len(self.fixes))
+
+
+def function_before(fix: PooledFix, most_lines: int = 40) -> str:
+    """The function (or lines) around the first changed line of the fix's first file, as it was."""
+    change = fix.changes[0]
+    old, new = (change.old_text or "").splitlines(), (change.new_text or "").splitlines()
+    line = next((i + 1 for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), len(old))
+    try:
+        tree = parse(change.old_text or "")
+    except SyntaxError:
+        tree = None
+    span = range(max(1, line - 8), line + 8)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno <= line <= (
+            node.end_lineno or node.lineno
+        ):
+            span = range(node.lineno, (node.end_lineno or node.lineno) + 1)  # the innermost one wins
+    return "\n".join(old[span.start - 1 : span.stop - 1][:most_lines])

@@ -2,30 +2,35 @@
 
 - The model's judgment: one short prompt (the failure, the function before the fix, each version's diff)
   asks which version is right for every input the code describes; scored from the answer token's
-  logprobs where the endpoint returns them, else from its text; asked twice, the versions in reverse
-  order the second time, so that a model that always answers "1" speaks for no version.
+  logprobs where the endpoint returns them, else from its text; asked twice, the versions rotated by one
+  place the second time, and what a place draws in both asks taken as bias for the place, so that a
+  model that always answers "1" speaks for no version.
 - Naturalness of the changed lines: not scored (an OpenAI-compatible chat endpoint scores no given text);
   recorded as such.
+- Checks the model writes from the docstring and the failing test (written_checks.py), run on every
+  version: the share of the checks that tell the versions apart that a version passes. The two scores add
+  up (a judgment of 0..1, a checks share of 0..1, 0.5 where no check told).
 - Then: a fix the model wrote above a one-token change no model chose, and the smaller change.
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import difflib
 import math
 import re
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from fixloop.agent.fix_pool import PooledFix
+from fixloop.agent.fix_pool import PooledFix, function_before
+from fixloop.agent.written_checks import WrittenChecks, checks_score
 from fixloop.errors import FixloopError
-from fixloop.python_syntax import parse
 
 # (messages) -> (answer text, {token: logprob} of the answer's first token; empty when not sent)
 Choose = Callable[[list[dict[str, str]]], Awaitable[tuple[str, dict[str, float]]]]
 JUDGE_SECONDS = 90.0  # the judgment's two requests, at most
+CHECKS_SECONDS = 150.0  # writing the checks and running them on every fix, at most
 NATURALNESS = "not scored: the endpoint returns no logprobs of given text"
 JUDGE_SYSTEM = "You review bug fixes. Answer with one number."
 ANSWER = re.compile(r"\W*(?:version\s*)?(\d+)\b", re.IGNORECASE)  # "2", "Version 2", "**2**"
@@ -39,13 +44,24 @@ class Ranking:
     said: str
 
 
-async def rank(fixes: Sequence[PooledFix], choose: Choose | None, failure: str, seconds: float) -> Ranking:
-    """The fixes best first: the model's judgment (when there are two or more and time for it), then a
-    model's fix above a mechanical one, then the smaller change, then the order found."""
+async def rank(
+    fixes: Sequence[PooledFix],
+    choose: Choose | None,
+    failure: str,
+    seconds: float,
+    checks: WrittenChecks | None = None,
+) -> Ranking:
+    """The fixes best first: the model's judgment and the checks it wrote (when there are two or more fixes
+    and time for them), then a model's fix above a mechanical one, then the smaller change, then the order
+    found."""
     for fix in fixes:
         fix.evidence.setdefault("naturalness", NATURALNESS)
+    until = time.monotonic() + seconds
     if len(fixes) > 1 and choose is not None and seconds > 5:
         await _judge(list(fixes), choose, failure, min(seconds, JUDGE_SECONDS))
+    left = until - time.monotonic()
+    if len(fixes) > 1 and checks is not None and left > 20:
+        await checks.weigh(fixes, failure, min(left, CHECKS_SECONDS))
     order = sorted(range(len(fixes)), key=lambda i: _key(fixes[i], i))
     ranked = tuple(fixes[i] for i in order)
     return Ranking(ranked, "; ".join(f"{n}. {_said(fix)}" for n, fix in enumerate(ranked, 1)))
@@ -53,33 +69,56 @@ async def rank(fixes: Sequence[PooledFix], choose: Choose | None, failure: str, 
 
 def _key(fix: PooledFix, found: int) -> tuple[float, bool, int, int]:
     judged = fix.evidence.get("judgment")
-    score = judged["score"] if isinstance(judged, dict) else 0.0
+    score = (judged["score"] if isinstance(judged, dict) else 0.0) + checks_score(fix)
     return (-round(score, 2), fix.mechanical, fix.size, found)
 
 
 def _said(fix: PooledFix) -> str:
     judged = fix.evidence.get("judgment")
     why = f"judged {judged['score']:.2f} ({judged['from']})" if isinstance(judged, dict) else "not judged"
+    checked = fix.evidence.get("written_checks")
+    if isinstance(checked, dict) and checked["telling_apart"]:
+        why += f", passes {checked['passed']} of {checked['telling_apart']} telling written check(s)"
     return f"{fix.origin}, {fix.size} line(s), {why}: {fix.describe()}"
 
 
 async def _judge(fixes: list[PooledFix], choose: Choose, failure: str, seconds: float) -> None:
-    """Both orders asked; each fix's score is its mean probability of being the one chosen."""
-    scores = [0.0] * len(fixes)
+    """Asked twice, the second time with the versions rotated by one place, so that every version moves.
+    What a place draws in both asks is the model's bias for that place, not for the version shown there:
+    each version's score is 1/n plus what it drew beyond its places' bias (a judge that always answers
+    "1" gives every version 1/n)."""
+    n = len(fixes)
+    orders = [list(range(n)), [*range(1, n), 0]]
+    asked: list[list[float]] = []  # per ask, the probability of each shown place
     sources: set[str] = set()
     try:
         async with asyncio.timeout(seconds):
-            for order in (list(range(len(fixes))), list(reversed(range(len(fixes))))):
+            for order in orders:
                 probabilities, source = await _ask(fixes, order, choose, failure)
+                asked.append(probabilities)
                 sources.add(source)
-                for shown, index in enumerate(order):
-                    scores[index] += probabilities[shown] / 2
     except (TimeoutError, FixloopError) as error:
         for fix in fixes:
             fix.evidence["judgment"] = f"not judged: {getattr(error, 'message', None) or 'no time left'}"
         return
+    bias = [sum(place) / len(asked) for place in zip(*asked, strict=True)]
+    scores = [1 / n] * n
+    for order, probabilities in zip(orders, asked, strict=True):
+        for shown, index in enumerate(order):
+            scores[index] += (probabilities[shown] - bias[shown]) / len(asked)
     for fix, score in zip(fixes, scores, strict=True):
-        fix.evidence["judgment"] = {"score": round(score, 3), "from": "+".join(sorted(sources))}
+        fix.evidence["judgment"] = {
+            "score": round(min(1.0, max(0.0, score)), 3),
+            "from": "+".join(sorted(sources)),
+        }
+
+
+def speaks_for(fix: PooledFix) -> bool:
+    """Whether evidence beyond the tests speaks for a fix: the judge chose it, or it passes every written
+    check that told the versions apart."""
+    judged, checked = fix.evidence.get("judgment"), fix.evidence.get("written_checks")
+    chosen = isinstance(judged, dict) and judged["score"] > 0.5
+    return chosen or (isinstance(checked, dict) and 0 < checked["telling_apart"] == checked["passed"])
 
 
 async def _ask(
@@ -117,21 +156,3 @@ def _hunks(fix: PooledFix) -> str:
         diff = difflib.unified_diff(old, new, n=1, lineterm="")
         lines += [line for line in diff if not line.startswith(("---", "+++"))]
     return "\n".join(lines)[:1500]
-
-
-def function_before(fix: PooledFix, most_lines: int = 40) -> str:
-    """The function (or lines) around the first changed line of the fix's first file, as it was."""
-    change = fix.changes[0]
-    old, new = (change.old_text or "").splitlines(), (change.new_text or "").splitlines()
-    line = next((i + 1 for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), len(old))
-    try:
-        tree = parse(change.old_text or "")
-    except SyntaxError:
-        tree = None
-    span = range(max(1, line - 8), line + 8)
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno <= line <= (
-            node.end_lineno or node.lineno
-        ):
-            span = range(node.lineno, (node.end_lineno or node.lineno) + 1)  # the innermost one wins
-    return "\n".join(old[span.start - 1 : span.stop - 1][:most_lines])

@@ -18,10 +18,11 @@ from fixloop.agent.fix_pool import FixPool, PooledFix
 from fixloop.agent.loop import ReActLoop
 from fixloop.agent.mutant_round import SHARE as MUTANT_SHARE
 from fixloop.agent.mutant_round import MutantRound
-from fixloop.agent.ranking import Choose, rank
+from fixloop.agent.ranking import Choose, rank, speaks_for
 from fixloop.agent.round_kinds import LONG_ANSWER_TOKENS, LOOP_ASK, SAID, RoundKind
 from fixloop.agent.run_state import LoopOutcome, RunEnds, SampleWhy
 from fixloop.agent.sampling_turns import SamplingTurns, round_tools
+from fixloop.agent.written_checks import WrittenChecks
 from fixloop.errors import FixloopError
 from fixloop.events import Notice
 from fixloop.result import FileChange
@@ -47,10 +48,12 @@ class Search:
         pool: FixPool | None = None,
         choose: Choose | None = None,
         failure: str = "",
+        checks: WrittenChecks | None = None,
     ) -> None:
         self.loop, self.gate, self.sampling, self.mutants = loop, gate, sampling, mutants
         self.pool = pool if pool is not None else FixPool()
         self.choose, self.failure = choose, failure  # the ranking's judge and what it is shown
+        self.checks = checks  # the ranking's model-written checks
         self.rounds_before: list[str] = []  # kinds of round tried before the model's ("mutants")
         loop.rounds = self
 
@@ -214,7 +217,7 @@ class Search:
             return end
         loop = self.loop
         left = loop.spent.started + loop.spent.limits.max_seconds - time.monotonic()
-        ranking = await rank(self.pool.fixes, self.choose, self.failure, left)
+        ranking = await rank(self.pool.fixes, self.choose, self.failure, left, self.checks)
         self.pool.fixes[:] = ranking.fixes
         best = ranking.fixes[0]
         await self.gate.accept(best.changes)
@@ -228,6 +231,5 @@ def proposal_summary(best: PooledFix, pooled: int) -> str:
     others = f" ({pooled - 1} other verified fix(es) in the pool)" if pooled > 1 else ""
     if not best.mechanical:
         return f"{best.summary} — from {best.origin}{others}"
-    judged = best.evidence.get("judgment")
-    head = "verified fix" if isinstance(judged, dict) and judged["score"] > 0.5 else PLAIN
+    head = "verified fix" if speaks_for(best) else PLAIN
     return f"{head} — {best.origin}: {best.summary}{others}"

@@ -27,6 +27,7 @@ from fixloop.agent.sampling_turns import SamplingTurns
 from fixloop.agent.search import Search, proposal_summary
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import WarmStart
+from fixloop.agent.written_checks import WrittenChecks, failing_test
 from fixloop.config import Settings
 from fixloop.engine.assembly import RoundMaterial, baseline_inputs, mutant_round, plan_run, sampling_for
 from fixloop.engine.model_session import (
@@ -234,17 +235,16 @@ class FixRun:
             sampling=sampling,
             limits=plan.loop,
         )
-        failure = "\n".join(filter(None, map(failure_evidence, failing_outcomes(prepared))))
-        search = Search(
+        return Search(
             loop,
             gate,
             sampling=sampling,
             mutants=self._mutants(prepared, gate),
             pool=FixPool(plan.keep_searching),
             choose=prepared.model.choose,
-            failure=failure,
-        )
-        return search, gate
+            failure="\n".join(filter(None, map(failure_evidence, failing_outcomes(prepared)))),
+            checks=written_checks(prepared, gate),
+        ), gate
 
     def _mutants(self, prepared: Prepared, gate: VerificationGate) -> MutantRound | None:
         """The mutant round, on the suspects' lines (else the failing tracebacks')."""
@@ -365,6 +365,26 @@ def failing_outcomes(prepared: Prepared) -> list[TestOutcome]:
     """The failing targets' outcomes in the baseline (their frames and inputs make a line-level round)."""
     run = prepared.baseline.run
     return [o for target in prepared.failing for o in target_outcomes(run, target) if o.failing]
+
+
+def written_checks(prepared: Prepared, gate: VerificationGate) -> WrittenChecks | None:
+    """The ranking's model-written checks, written beside the first failing target's test."""
+    test_id = next(iter(prepared.failing), None)
+    try:
+        text = (
+            (prepared.shadow.root / test_id.split("::", 1)[0]).read_text(encoding="utf-8") if test_id else ""
+        )
+    except (OSError, UnicodeError):
+        return None
+    test = failing_test(test_id, text) if test_id else None
+    if test is None:
+        return None
+    model = prepared.model
+
+    async def write(messages: list[dict[str, str]]) -> str:
+        return (await model.choose(messages, most_tokens=400))[0]
+
+    return WrittenChecks(write, gate.run_check, test)
 
 
 def _holds(root: Path, change: FileChange) -> bool:

@@ -289,10 +289,12 @@ class ChatModel:
             self._prompt_ratio = reply.prompt_tokens / max(1, prompt_chars(messages, tools))
         return reply
 
-    async def choose(self, messages: Sequence[dict[str, Any]]) -> tuple[str, dict[str, float]]:
+    async def choose(
+        self, messages: Sequence[dict[str, Any]], most_tokens: int = 3
+    ) -> tuple[str, dict[str, float]]:
         """A short answer (a number, say), not streamed, and its first token's top logprobs where the
         endpoint sends them (empty where it does not, or refuses `logprobs`)."""
-        kwargs = self._request(messages, None, None, Sampling(0.0, max_tokens=3))
+        kwargs = self._request(messages, None, None, Sampling(0.0, max_tokens=most_tokens))
         started = time.monotonic()
         try:
             try:

@@ -79,6 +79,23 @@ class VerificationGate:
             await asyncio.shield(asyncio.to_thread(remove_clean_copy, self.shadow, root))
         return not run.timed_out and not self._targets(run)[1]
 
+    async def run_check(
+        self, changes: Sequence[FileChange], path: str, text: str, seconds: float
+    ) -> dict[str, bool] | None:
+        """Run a check file that is no part of any fix (`text` at `path`) on a clean copy of the baseline plus
+        `changes`: each of its tests by name, passed or not; None when it could not run or ran out of time."""
+        root = await asyncio.to_thread(add_clean_copy, self.shadow, [*changes, FileChange(path, None, text)])
+        try:
+            run = await self.runner.run([path], root=root, seconds=seconds)
+        except TestRunError:
+            return None
+        finally:
+            await asyncio.shield(asyncio.to_thread(remove_clean_copy, self.shadow, root))
+        if run.timed_out:
+            return None
+        mine = {test_id: o for test_id, o in run.results.items() if test_id.startswith(f"{path}::")}
+        return {test_id.split("::", 1)[1]: o.outcome == "passed" for test_id, o in mine.items()} or None
+
     async def accept(self, changes: Sequence[FileChange]) -> None:
         """Make `changes`, judged and accepted by `judge`, what the shadow holds (over the baseline) and the
         proposal the user receives."""

@@ -1,0 +1,144 @@
+"""Checks the model writes from the code's name, docstring and comments and the failing test's examples, run
+against every verified version of the pool: evidence for ranking, never a verdict.
+
+One request asks for a few pytest functions that pin the function's intended behaviour at its edges; the
+answer's code block, headed by the failing test file's imports, runs beside that file on a clean copy of
+each version (never in the shadow, never in the proposal). A check that some versions pass and others fail
+tells them apart; a version's score is the share of those it passes. A check that every version passes, or
+fails, says nothing: a generated check can be wrong, so it never rejects a fix on its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from fixloop.agent.fix_pool import PooledFix, function_before
+from fixloop.errors import FixloopError
+from fixloop.python_syntax import parse
+from fixloop.result import FileChange
+from fixloop.tools.code_reply import code_blocks
+
+Write = Callable[[list[dict[str, str]]], Awaitable[str]]  # a short written answer's text
+# (changes, check file's path, its text, seconds) -> {check name: passed}; None when it could not run
+RunCheck = Callable[[Sequence[FileChange], str, str, float], Awaitable[dict[str, bool] | None]]
+CHECK_FILE = "test_fixloop_written_checks.py"
+MOST_CHECKS = 6
+SYSTEM = "You write pytest tests from a function's documentation. You answer with one Python code block."
+
+
+@dataclass(frozen=True)
+class FailingTest:
+    """What the checks are written beside: the failing test's file, its imports and its function."""
+
+    path: str  # relative to the project root
+    imports: str
+    source: str
+
+
+@dataclass(frozen=True)
+class WrittenChecks:
+    """The run's means to write checks (`write`), to run them on a version (`run`), and what they follow."""
+
+    write: Write
+    run: RunCheck
+    test: FailingTest
+
+    async def weigh(self, fixes: Sequence[PooledFix], failure: str, seconds: float) -> None:
+        """Each fix's evidence gets `written_checks`: the checks it passes of those that tell the versions
+        apart, or why there are none; within `seconds`."""
+        try:
+            async with asyncio.timeout(seconds):
+                said = await self._weigh(fixes, failure)
+        except (TimeoutError, FixloopError) as error:
+            said = f"not run: {getattr(error, 'message', None) or 'no time left'}"
+        for fix in fixes:
+            if said is not None:
+                fix.evidence["written_checks"] = said
+
+    async def _weigh(self, fixes: Sequence[PooledFix], failure: str) -> str | None:
+        module = check_module(
+            await self.write(checks_prompt(fixes[0], self.test, failure)), self.test.imports
+        )
+        if module is None:
+            return "not written: the answer held no test function"
+        path = str(PurePosixPath(self.test.path).parent / CHECK_FILE)
+        results = [await self.run(fix.changes, path, module, 60.0) for fix in fixes]
+        names = sorted({name for result in results if result for name in result})
+        apart = [
+            name for name in names if len({(r or {}).get(name, False) for r in results if r is not None}) > 1
+        ]
+        for fix, result in zip(fixes, results, strict=True):
+            fix.evidence["written_checks"] = _evidence(result, names, apart)
+        return None
+
+
+def _evidence(result: dict[str, bool] | None, names: list[str], apart: list[str]) -> dict[str, Any] | str:
+    if result is None:
+        return "could not run on this version"
+    passed = [name for name in apart if result.get(name)]
+    failed = [name for name in apart if not result.get(name)]
+    return {"written": len(names), "telling_apart": len(apart), "passed": len(passed), "failed": failed}
+
+
+def checks_score(fix: PooledFix) -> float:
+    """The share of the telling checks a fix passes; 0.5 (no evidence either way) where none told."""
+    said = fix.evidence.get("written_checks")
+    if not isinstance(said, dict) or not said["telling_apart"]:
+        return 0.5
+    return said["passed"] / said["telling_apart"]
+
+
+def checks_prompt(fix: PooledFix, test: FailingTest, failure: str) -> list[dict[str, str]]:
+    """A short prompt: the code before any fix, the failing test and its failure; asks for edge checks."""
+    text = (
+        f"The code:\n```python\n{function_before(fix)}\n```\n\n"
+        f"A test of it, in {test.path}:\n```python\n{test.imports}\n\n{test.source.strip()[:1500]}\n```\n"
+        f"It fails:\n{failure.strip()[:800]}\n\n"
+        f"Write up to {MOST_CHECKS} more pytest test functions for the code, each checking one edge case of "
+        "what its name, docstring and comments promise (boundaries, empty or zero inputs, the values just "
+        "inside and just outside a limit), with plain asserts of exact expected values. Use the same "
+        "imports. Answer with one ```python block of test functions only."
+    )
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
+
+
+def check_module(answer: str, imports: str) -> str | None:
+    """The answer's test functions as a module headed by `imports`; None when it holds none or no Python."""
+    for block in code_blocks(answer):
+        text = f"{imports}\n\n\n{block.code.strip()}\n"
+        try:
+            tree = parse(text)
+        except SyntaxError:
+            continue
+        tests = [n for n in tree.body if getattr(n, "name", "").startswith("test")]
+        if tests:
+            return text
+    return None
+
+
+def failing_test(test_id: str, text: str) -> FailingTest | None:
+    """The failing test's file (`text`) as the checks need it: its imports and the test's function (a
+    method's class too); None when the function is not found there."""
+    path, _, rest = test_id.partition("::")
+    names = [part.split("[", 1)[0] for part in rest.split("::") if part]
+    try:
+        tree = parse(text)
+    except SyntaxError:
+        return None
+    lines = text.splitlines()
+    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    found: ast.AST | None = None
+    scope: list[ast.stmt] = tree.body
+    for name in names:
+        found = next((n for n in scope if getattr(n, "name", None) == name), None)
+        scope = getattr(found, "body", [])
+    if found is None or not names:
+        return None
+    head = "\n".join("\n".join(lines[n.lineno - 1 : n.end_lineno]) for n in imports)
+    body = "\n".join(lines[found.lineno - 1 : found.end_lineno])  # type: ignore[attr-defined]
+    return FailingTest(path, head, body)

@@ -1,0 +1,129 @@
+"""Checks the model writes from the docstring and the failing test, run on every verified version: a version
+that fails a check the others pass ranks lower; a check every version passes (or fails) says nothing; an
+answer with no test function, or a check that cannot run, leaves the ranking to the other evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fixloop.agent.fix_pool import PooledFix
+from fixloop.agent.ranking import rank
+from fixloop.agent.written_checks import CHECK_FILE, WrittenChecks, check_module, checks_prompt, failing_test
+from fixloop.result import FileChange
+
+LEAP = (
+    "def is_leap(year):\n"
+    '    """Gregorian: every 4th year, but not centuries, except every 400th."""\n'
+    "    return year % 4 == 0 and (year % 100 != 0 and year % 400 == 0)\n"
+)
+OUTER = LEAP.replace("== 0 and (year", "== 0 or (year")  # every 4th year: wrong for 1900
+INNER = LEAP.replace("!= 0 and year", "!= 0 or year")  # the right fix
+TEST_FILE = (
+    "import pytest\nfrom dates import is_leap\n\n\n"
+    "class TestLeap:\n    def test_2024(self):\n        assert is_leap(2024)\n\n\n"
+    "def test_2000():\n    assert is_leap(2000)\n"
+)
+CHECKS = (
+    "Here are the checks:\n```python\n"
+    "def test_1900_is_not_leap():\n    assert not is_leap(1900)\n\n"
+    "def test_2023_is_not_leap():\n    assert not is_leap(2023)\n```\n"
+)
+
+
+def fix(new: str) -> PooledFix:
+    return PooledFix((FileChange("dates.py", LEAP, new),), "mutants", "dates.py")
+
+
+def run_in_memory(ran: list[tuple[str, str]]):
+    """Runs a check module against a version, in this process: each test function, passed or not."""
+
+    async def run(changes: Sequence[FileChange], path: str, text: str, seconds: float) -> dict[str, bool]:
+        ran.append((path, text))
+        code = (changes[0].new_text or "") + text.replace("from dates import is_leap", "")
+        space: dict = {}
+        exec(compile(code, path, "exec"), space)
+        results = {}
+        for name, function in space.items():
+            if name.startswith("test_"):
+                try:
+                    function()
+                    results[name] = True
+                except AssertionError:
+                    results[name] = False
+        return results
+
+    return run
+
+
+def checks(answer: str, ran: list[tuple[str, str]]) -> WrittenChecks:
+    async def write(messages: list[dict[str, str]]) -> str:
+        return answer
+
+    test = failing_test("tests/test_dates.py::TestLeap::test_2024", TEST_FILE)
+    assert test is not None
+    return WrittenChecks(write, run_in_memory(ran), test)
+
+
+def test_the_failing_test_is_found_with_its_file_imports_a_method_and_a_function():
+    method = failing_test("tests/test_dates.py::TestLeap::test_2024", TEST_FILE)
+    function = failing_test("tests/test_dates.py::test_2000[param]", TEST_FILE)
+
+    assert method is not None and method.path == "tests/test_dates.py"
+    assert method.imports == "import pytest\nfrom dates import is_leap"
+    assert method.source.strip().startswith("def test_2024(self):")
+    assert function is not None and function.source.startswith("def test_2000():")
+    assert failing_test("tests/test_dates.py::test_gone", TEST_FILE) is None
+    assert failing_test("tests/test_dates.py::test_2000", "def broken(:\n") is None
+
+
+def test_a_check_module_is_the_answers_test_functions_headed_by_the_test_files_imports():
+    module = check_module(CHECKS, "from dates import is_leap")
+
+    assert module is not None and module.startswith("from dates import is_leap\n")
+    assert "def test_1900_is_not_leap" in module
+    assert check_module("No code here.", "import x") is None
+    assert check_module("```python\nx = 1\n```", "import x") is None  # no test function
+    assert check_module("```python\ndef test_a(:\n```", "import x") is None  # not Python
+
+
+def test_the_prompt_shows_the_function_the_test_and_the_failure_and_asks_for_edges():
+    test = failing_test("tests/test_dates.py::test_2000", TEST_FILE)
+    assert test is not None
+    messages = checks_prompt(fix(OUTER), test, "assert False\n where False = is_leap(2024)")
+    text = messages[-1]["content"]
+
+    assert "def is_leap(year):" in text and "every 400th" in text  # the code before any fix
+    assert "def test_2000():" in text and "from dates import is_leap" in text
+    assert "is_leap(2024)" in text and "edge case" in text
+    assert len(text) < 3000
+
+
+async def test_a_version_failing_a_check_the_other_passes_ranks_lower():
+    ran: list[tuple[str, str]] = []
+    outer, inner = fix(OUTER), fix(INNER)
+
+    ranking = await rank([outer, inner], None, "", seconds=60, checks=checks(CHECKS, ran))
+
+    assert ranking.fixes[0] is inner  # without the checks the first found (outer) came first
+    assert inner.evidence["written_checks"] == {"written": 2, "telling_apart": 1, "passed": 1, "failed": []}
+    assert outer.evidence["written_checks"]["failed"] == ["test_1900_is_not_leap"]
+    assert "passes 1 of 1 telling written check(s)" in ranking.said
+    assert [path for path, _ in ran] == [f"tests/{CHECK_FILE}"] * 2  # beside the failing test, per version
+
+
+async def test_checks_that_tell_nothing_or_cannot_be_written_leave_the_order_found():
+    same = "```python\ndef test_2024():\n    assert is_leap(2024)\n```"
+    outer, inner = fix(OUTER), fix(INNER)
+
+    told_nothing = await rank([outer, inner], None, "", seconds=60, checks=checks(same, []))
+    assert told_nothing.fixes[0] is outer
+    assert outer.evidence["written_checks"]["telling_apart"] == 0
+
+    outer, inner = fix(OUTER), fix(INNER)
+    unwritten = await rank([outer, inner], None, "", seconds=60, checks=checks("I cannot.", []))
+    assert unwritten.fixes[0] is outer
+    assert inner.evidence["written_checks"] == "not written: the answer held no test function"
+
+    outer, inner = fix(OUTER), fix(INNER)
+    await rank([outer, inner], None, "", seconds=10, checks=checks(CHECKS, []))
+    assert "written_checks" not in outer.evidence  # too little time: not asked
