@@ -40,3 +40,35 @@ def test_a_shrunk_prefix_is_stable_on_the_next_turn():
     conversation.fit()
     assert [m["content"] for m in conversation.messages] == snapshot
     assert conversation.messages[0]["content"] == "rules"
+
+
+def test_an_observation_acted_on_is_folded_however_much_room_there_is():
+    conversation = Conversation(budget_chars=1_000_000, keep_whole=3)
+    conversation.add({"role": "system", "content": "rules"})
+    report = "\n".join(
+        [
+            "1 failed, 4 passed in 0.52s",
+            "",
+            "FAILED tests/t.py::test_a",
+            "  assert 1 == 2",
+            "  at tests/t.py:3",
+        ]
+        + [f"  traceback line {n}" for n in range(80)]
+    )
+    conversation.add({"role": "user", "content": report}, observation=True)
+    for n in range(3):
+        conversation.add(
+            {"role": "user", "content": "\n".join(f"read {n} line {j}" for j in range(200))}, observation=True
+        )
+    short = "x" * 300
+    conversation.add({"role": "user", "content": short}, observation=True)  # the fourth from the end is short
+
+    assert conversation.fit() == 2
+    folded = conversation.messages[1]["content"]
+    assert folded.startswith(SHRUNK_MARK) and "its verdict kept" in folded
+    assert "1 failed, 4 passed in 0.52s" in folded and "FAILED tests/t.py::test_a" in folded
+    assert "traceback line" not in folded
+    read = conversation.messages[2]["content"]
+    assert read.startswith(SHRUNK_MARK) and "lines hidden" in read and "read 0 line 0" in read
+    assert all(not m["content"].startswith(SHRUNK_MARK) for m in conversation.messages[3:])
+    assert conversation.fit() == 0  # folded once: the prefix is stable from the next turn on

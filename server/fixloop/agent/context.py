@@ -1,12 +1,19 @@
-"""The context budget: the message list, with older observations shrunk first and the last few kept whole."""
+"""The context budget: the message list, with older observations shrunk first and the last few kept whole.
+
+An observation the model has acted on (older than the last `keep_whole`) is folded once, whatever the
+budget: a test run to its verdict (the summary and the failing ids), anything else to its head and tail. So
+a turn's prompt stays bounded however long the run, and a folded message stays folded (a stable prefix)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 SHRUNK_MARK = "[older output shortened"
+FOLD_OVER = 1200  # characters: a longer observation the model has acted on is folded
+TEST_SUMMARY = re.compile(r"\b\d+ (?:failed|passed|error|errors)\b.* in \d+(?:\.\d+)?s\b")
 
 
 @dataclass
@@ -46,8 +53,13 @@ class Conversation:
 
         A shrunk message stays shrunk, so the prompt prefix is stable again from the next turn on.
         """
-        shrunk = 0
         candidates = self._observations[: -self.keep_whole] if self.keep_whole else list(self._observations)
+        shrunk = 0
+        for index in candidates:  # acted on: folded, however much room there is
+            text = str(self.messages[index].get("content") or "")
+            if len(text) > FOLD_OVER and not text.startswith(SHRUNK_MARK):
+                self.messages[index]["content"] = fold(text)
+                shrunk += 1
         for index in candidates:
             if self.size() <= self.budget_chars:
                 break
@@ -58,6 +70,18 @@ class Conversation:
             message["content"] = shrink(text)
             shrunk += 1
         return shrunk
+
+
+def fold(text: str) -> str:
+    """An observation acted on: a test run's report to its verdict (its summary and failing tests), any
+    other output to its head and tail."""
+    lines = text.splitlines()
+    if not any(TEST_SUMMARY.search(line) for line in lines[:3]):
+        return shrink(text)
+    verdict = [line for n, line in enumerate(lines) if n < 2 or line.startswith(("FAILED ", "ERROR "))]
+    return "\n".join(
+        [f"{SHRUNK_MARK}: a test run, its verdict kept; run the tests again to see it]", *verdict[:8]]
+    )
 
 
 def shrink(text: str, head: int = 6, tail: int = 4) -> str:
