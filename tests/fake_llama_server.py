@@ -3,8 +3,9 @@ chat endpoint on the given port, honouring `n` up to `--parallel` as the real on
 
 Environment: FAKE_LLAMA_RECORD (a file: one JSON line with this process's pid and argv, then one per chat
 request with its `n`, `max_tokens`, `stream` and the start of its last message), FAKE_LLAMA_FULL (record
-each request's messages too), FAKE_LLAMA_REPLY (the reply's text), FAKE_LLAMA_DELAY (seconds each reply
-takes), FAKE_LLAMA_MODE (`crash`: exit 3 at start; `silent`: never listen).
+each request's messages too), FAKE_LLAMA_REPLY (the reply's text), FAKE_LLAMA_GUESS_REPLY (the reply to a
+request for one answer at temperature 0, a round's best guess; default FAKE_LLAMA_REPLY), FAKE_LLAMA_DELAY
+(seconds each reply takes), FAKE_LLAMA_MODE (`crash`: exit 3 at start; `silent`: never listen).
 
 Its slots hold prompts as llama-server's do: a request goes to the slots whose prompt shares the longest
 start with its own (the least recently used first on a tie), `GET /slots` shows each slot's prompt (with
@@ -62,6 +63,7 @@ if args.version:
     sys.exit(0)
 RECORD = os.environ.get("FAKE_LLAMA_RECORD")
 REPLY = os.environ.get("FAKE_LLAMA_REPLY", "ok")
+GUESS_REPLY = os.environ.get("FAKE_LLAMA_GUESS_REPLY") or REPLY
 DELAY = float(os.environ.get("FAKE_LLAMA_DELAY", "0"))
 SLOTS = int(args.parallel or 1)
 _lock = threading.Lock()
@@ -141,11 +143,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         time.sleep(DELAY)
         usage = {"prompt_tokens": 10, "completion_tokens": 2 * n, "total_tokens": 10 + 2 * n}
+        reply = GUESS_REPLY if n == 1 and body.get("temperature") == 0 else REPLY
         if body.get("stream"):
-            self.stream(usage, n)
+            self.stream(usage, n, reply)
             return
         choices = [
-            {"index": i, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}
+            {"index": i, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
             for i in range(n)
         ]
         self.send_json(200, self.completion(choices, usage, "chat.completion"))
@@ -179,7 +182,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "usage": usage,
         }
 
-    def stream(self, usage: dict, n: int = 1) -> None:
+    def stream(self, usage: dict, n: int = 1, reply: str = REPLY) -> None:
         """The `n` choices streamed as llama-server streams them: each choice's chunks name it by index, and
         its finish chunk carries its usage."""
         self.send_response(200)
@@ -188,7 +191,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         chunks = []
         for index in range(n):
-            delta = {"index": index, "delta": {"role": "assistant", "content": REPLY}, "finish_reason": None}
+            delta = {"index": index, "delta": {"role": "assistant", "content": reply}, "finish_reason": None}
             done = {"index": index, "delta": {}, "finish_reason": "stop"}
             chunks.append(self.completion([delta], None, "chat.completion.chunk"))
             chunks.append(self.completion([done], usage, "chat.completion.chunk"))

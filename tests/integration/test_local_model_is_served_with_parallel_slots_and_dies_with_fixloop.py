@@ -236,16 +236,16 @@ def fix_demo(root: Path) -> list[str]:
     ]
 
 
-def fix_demo_not_fixed(root: Path, settings: str, reply: str, steps: str = "1") -> None:
-    """`fixloop fix` of the demo with `settings` added to its [tool.fixloop] and every reply `reply`: it
-    must end not fixed."""
+def fix_demo_not_fixed(root: Path, settings: str, reply: str, steps: str = "1", guess: str = "") -> None:
+    """`fixloop fix` of the demo with `settings` added to its [tool.fixloop] and every reply `reply` (a
+    round's best guess `guess`, where given): it must end not fixed."""
     with (root / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
         pyproject.write(f"\n[tool.fixloop]\n{settings}")
     done = subprocess.run(
         fix_demo(root),
         capture_output=True,
         text=True,
-        env=child_env(FIXLOOP_MAX_STEPS=steps, FAKE_LLAMA_REPLY=reply),
+        env=child_env(FIXLOOP_MAX_STEPS=steps, FAKE_LLAMA_REPLY=reply, FAKE_LLAMA_GUESS_REPLY=guess),
         timeout=240,
     )
     assert done.returncode != 0 and "not fixed" in done.stderr, done.stderr
@@ -271,12 +271,16 @@ def test_the_copies_back_of_a_batch_are_asked_again_in_one_request(record: Path,
     prompt again on a slot of their own (190 s for one round of a library case on 2 cores). They go as one
     request with `n`, the prompt read once."""
     root = fixture_project("demo")
-    copy_back = "mathutils.py\n```python\n" + (root / "mathutils.py").read_text() + "```\n"
-    fix_demo_not_fixed(root, "localContext = 20480\nsampleRounds = 0\n", copy_back)  # every reply a copy back
+    source = (root / "mathutils.py").read_text()
+    copy_back = "mathutils.py\n```python\n" + source + "```\n"
+    wrong = "mathutils.py\n```python\n" + source.replace("result += i", "result -= i") + "```\n"
+    # the best guess a wrong fix (judged, rejected), every other reply a copy back (a best guess copied back
+    # twice would end the round before its batch)
+    fix_demo_not_fixed(root, "localContext = 20480\nsampleRounds = 0\n", copy_back, guess=wrong)
     draws = [entry for entry in entries(record) if "n" in entry and entry["max_tokens"] != 1]
     asked = [entry["n"] for entry in draws if "changes nothing" in entry["last"]]
-    assert [entry["n"] for entry in draws[:4]] == [1, 1, 5, 5], draws  # guess, its re-ask, batch, re-asks
-    assert asked[:2] == [1, 5], draws
+    assert [entry["n"] for entry in draws[:3]] == [1, 5, 5], draws  # guess, batch, its copies re-asked
+    assert asked[:1] == [5], draws
 
 
 def test_a_round_larger_than_the_slots_asks_for_no_more_than_the_slots_at_once(

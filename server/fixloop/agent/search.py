@@ -72,7 +72,7 @@ class Search:
                 raise
             end = RunEnds("not_fixed", f"the search stopped: {error.message}")
         if end.status == "fixed" and not isinstance(end, Settled):  # the gate's verdict is told already
-            await self._pool(self.gate_proposal(), "loop", end.summary, verdict=False)
+            await self._pool(self.gate_proposal(), "loop", end.summary, told=True)
         return self.loop.spent.outcome(await self._choose(end), self._tried())
 
     def gate_proposal(self) -> list[FileChange]:
@@ -190,13 +190,13 @@ class Search:
         self.loop.conversation.add({"role": "user", "content": f"{summary}. {asked}"})
 
     async def _pool(
-        self, changes: list[FileChange], round: str, summary: str, applied: bool = True, verdict: bool = True
+        self, changes: list[FileChange], round: str, summary: str, applied: bool = True, told: bool = False
     ) -> None:
         """Add a verified fix, tell the run (the gate's verdict, counted as an attempt, unless told already),
         remember it as tried, and put the shadow back to the baseline (the next round starts from the code as
         it was, not from this fix)."""
         loop = self.loop
-        if verdict:
+        if not told:
             loop.submissions.verified_round()
         if self.pool.add(changes, round, summary, loop.spent.deadline):
             fix = self.pool.fixes[-1]
