@@ -5,6 +5,7 @@ asked for by several workers at once is made once."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -110,3 +111,30 @@ def test_a_build_asked_for_by_several_workers_at_once_is_made_once(tmp_path: Pat
         answers = list(pool.map(_count_build, [str(tmp_path)] * 8))
     assert answers == ["ok"] * 8
     assert (tmp_path / "builds.log").read_text() == "built\n"
+
+
+def test_a_worker_takes_the_slowest_files_first_and_keeps_each_files_own_order():
+    """tests/file_durations.json orders the files on an xdist worker (a file it does not know counts 10 s);
+    without a worker the order is as given."""
+    files = [
+        "tests/unit/test_checks_the_model_writes_tell_verified_fixes_apart.py",  # not in the record: 10 s
+        UNIT_FILE,  # 12.8 s in the record
+        "tests/integration/test_fix_command_line.py",  # 40.2 s in the record
+    ]
+    record = json.loads((REPO / "tests" / "file_durations.json").read_text())
+    assert files[0] not in record and record[files[1]] < record[files[2]] and record[files[1]] > 10
+
+    def order(worker: bool) -> list[str]:
+        env = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_WORKER"}
+        env |= {"PYTEST_XDIST_WORKER": "gw0"} if worker else {}
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", *files],
+            cwd=REPO, capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        return [line for line in done.stdout.splitlines() if "::" in line]
+
+    on_worker, as_given = order(True), order(False)
+    assert list(dict.fromkeys(i.split("::")[0] for i in on_worker)) == [files[2], files[1], files[0]]
+    assert list(dict.fromkeys(i.split("::")[0] for i in as_given)) == files
+    for name in files:  # each file's own tests keep their order
+        assert [i for i in on_worker if i.startswith(name)] == [i for i in as_given if i.startswith(name)]
