@@ -102,6 +102,8 @@ def test_sample_mode_proposes_a_verified_candidate(compared):
     assert sample["status"] == "fixed_unchecked" and sample["claimed"] is True and sample["attempts"] == 1
     assert "-        result += i\n+        result *= i\n" in sample["diff"]
     assert "the corrected function(s)" in requests[-1]["messages"][-1]["content"]
+    assert sample["origin"] == "start"  # the model's first round found it (not one-token search)
+    assert records["react"]["origin"] == "loop" and records["oneshot"]["origin"] == ""
 
 
 def test_the_bench_shows_distinct_candidates_per_round(compared):

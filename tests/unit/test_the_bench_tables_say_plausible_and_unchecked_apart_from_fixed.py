@@ -5,6 +5,7 @@ results row written before hidden checks existed reads its `fixed` as `fixed (un
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from fixloop.bench.efficacy import Side, case_table, summary_table
@@ -90,3 +91,24 @@ def test_the_efficacy_table_has_a_row_for_each_and_names_them_per_case(tmp_path:
     cases = case_table(before, after)
     assert "| leap | — | plausible, 10 s |" in cases and "| dates | — | **fixed**, 10 s |" in cases
     assert "| plain | not fixed, 10 s | — |" in cases  # the side's last row of the case
+
+
+def test_the_efficacy_table_says_who_found_each_change_one_token_search_or_the_model():
+    from fixloop.bench.statuses import MECHANICAL, MODEL, found_by
+
+    mechanical = replace(run("leap", "plausible"), origin="mutants")
+    model = replace(run("dates", "fixed"), origin="start")
+    older = replace(
+        run("old", "fixed"), summary="verified fix (one-token change 5 of 134): a.py line 7: `and` → `or`"
+    )
+    older_model = replace(run("older", "fixed"), summary="verified fix (candidate 5 of 7): a.py: replaced f")
+    none = replace(run("plain", "not_fixed"), origin="")
+    assert [found_by(r) for r in (mechanical, model, older, older_model, none)] == [
+        MECHANICAL, MODEL, MECHANICAL, MODEL, ""
+    ]  # fmt: skip
+
+    summary = summary_table(
+        Side("before", (), (older, none)), Side("after", (), (mechanical, model, older_model))
+    )
+    assert "| found by one-token search, no model (fixed / plausible) | 1 / 0 | 0 / 1 |" in summary
+    assert "| found by the model's rounds (fixed / plausible) | 0 / 0 | 2 / 0 |" in summary

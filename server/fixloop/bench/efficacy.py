@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixloop.bench.merge import merge_results
-from fixloop.bench.statuses import counts_as_fixed, status_label
+from fixloop.bench.statuses import MECHANICAL, MODEL, counts_as_fixed, found_by, status_label
 from fixloop.bench.store import RunRecord
 from fixloop.errors import ConfigError
 
@@ -35,6 +35,12 @@ class Side:
 
     def count(self, status: str) -> int:
         return sum(record.status == status for record in self.records)
+
+    def found(self, by: str) -> str:
+        """Of the runs whose change the visible tests pass, those `by` found, as "fixed / plausible"."""
+        runs = [r for r in self.records if found_by(r) == by]
+        fixed = sum(counts_as_fixed(r.status) for r in runs)
+        return f"{fixed} / {sum(r.status == 'plausible' for r in runs)}"
 
     def origin(self) -> str:
         """Where the rows come from: commits, models and machines, each once."""
@@ -88,6 +94,8 @@ def summary_table(before: Side, after: Side) -> str:
         ),
         ("median wall, all runs", [_median_wall(side.records) for side in sides]),
         ("kinds of round tried, runs not fixed", [_kinds(side.records) for side in sides]),
+        ("found by one-token search, no model (fixed / plausible)", [s.found(MECHANICAL) for s in sides]),
+        ("found by the model's rounds (fixed / plausible)", [s.found(MODEL) for s in sides]),
     ]
     head = f"| | {before.label} | {after.label} |\n|---|---|---|\n"
     return head + "".join(f"| {name} | {' | '.join(values)} |\n" for name, values in rows)

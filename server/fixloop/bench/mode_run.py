@@ -31,3 +31,4 @@ class ModeRun:
     prompt_processed: int | None = None  # prompt tokens the server read anew (None: it did not say)
     prompt_cached: int | None = None  # prompt tokens it found in its prompt cache (None: it did not say)
     model_requests: int = 0  # chat requests answered
+    origin: str = ""  # the round that found the proposed fix ("mutants": one-token search, no model)

@@ -55,6 +55,7 @@ async def run_react(case: BenchCase, root: Path, settings: Settings) -> ModeRun:
         **round_figures(run),
         rounds_tried=",".join(result.rounds_tried),
         **request_figures(run),
+        origin=str(result.pool[0].get("round", "")) if result.pool else "",
     )
 
 

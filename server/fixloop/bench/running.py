@@ -141,6 +141,7 @@ def _record(unit: Unit, context: RunContext, outcome: ModeRun, verdict: Verdict,
         prompt_processed=outcome.prompt_processed,
         prompt_cached=outcome.prompt_cached,
         model_requests=outcome.model_requests,
+        origin=outcome.origin,
     )
 
 

@@ -14,6 +14,21 @@ def status_label(status: str) -> str:
     return _LABELS.get(status, status)
 
 
+MECHANICAL, MODEL = "one-token search", "the model"
+
+
+def found_by(record: object) -> str:
+    """Who found a run's proposed change that the visible tests pass: one-token search (no model) or the
+    model's rounds; "" when none was proposed. A row without `origin` (from before it was kept) is read
+    from its summary, which names a one-token change."""
+    status, origin, summary = (getattr(record, name, "") for name in ("status", "origin", "summary"))
+    if not (counts_as_fixed(status) or status in ("plausible", "claimed_but_wrong")):
+        return ""
+    if origin:
+        return MECHANICAL if origin == "mutants" else MODEL
+    return MECHANICAL if "one-token change" in summary else MODEL
+
+
 def counts_as_fixed(status: str) -> bool:
     """Whether a run's change passed every check its case has (for comparing modes and sides)."""
     return status in FIXED_STATUSES

@@ -53,6 +53,7 @@ class RunRecord:
     prompt_processed: int | None = None  # prompt tokens the server read anew (None: it did not say)
     prompt_cached: int | None = None  # prompt tokens it found in its prompt cache (None: it did not say)
     model_requests: int = 0  # chat requests answered (0 in a row from before they were counted)
+    origin: str = ""  # the round that found the proposed fix ("mutants": one-token search; "": none, unsaid)
 
     @property
     def key(self) -> tuple[str, str, int, str]:
