@@ -33,7 +33,8 @@ async def test_the_fix_that_passes_the_written_checks_is_proposed(tmp_path, scri
     overrides = {"testTimeout": 20, "strategy": "sample", "mutants": True, "poolSize": 3, "poolShare": 1}
     settings = load_settings(root, overrides, env=env)
     events: list = []
-    result = await FixRun(FixRequest(root, TARGETS), settings, events.append).execute()
+    run = FixRun(FixRequest(root, TARGETS), settings, events.append)
+    result = await run.execute()
     notices = [event.text for event in events if isinstance(event, Notice)]
 
     assert result.status == "fixed", notices
@@ -51,5 +52,10 @@ async def test_the_fix_that_passes_the_written_checks_is_proposed(tmp_path, scri
     assert failed == ["test_1900_is_not_a_leap_year", "test_2000_is_a_leap_year"]
     asked = server.requests[-1]["messages"][-1]["content"]
     assert "def is_leap(year: int) -> bool:" in asked and "def test_month_end_renewal_in_a_leap_year" in asked
+    assert any(
+        n.startswith("the model wrote checks for the pool's fixes:\n") and "is_leap(1900)" in n
+        for n in notices
+    )
+    assert run.model_tally.requests == 3  # the judgment's two asks and the checks, counted like any request
     assert not list(root.rglob("test_fixloop_written_checks.py"))  # never in the user's project
     assert "test_fixloop_written_checks" not in result.diff

@@ -55,13 +55,13 @@ def run_in_memory(ran: list[tuple[str, str]]):
     return run
 
 
-def checks(answer: str, ran: list[tuple[str, str]]) -> WrittenChecks:
+def checks(answer: str, ran: list[tuple[str, str]], told: list[str] | None = None) -> WrittenChecks:
     async def write(messages: list[dict[str, str]]) -> str:
         return answer
 
     test = failing_test("tests/test_dates.py::TestLeap::test_2024", TEST_FILE)
     assert test is not None
-    return WrittenChecks(write, run_in_memory(ran), test)
+    return WrittenChecks(write, run_in_memory(ran), test, (told if told is not None else []).append)
 
 
 def test_the_failing_test_is_found_with_its_file_imports_a_method_and_a_function():
@@ -81,6 +81,13 @@ def test_a_check_module_is_the_answers_test_functions_headed_by_the_test_files_i
 
     assert module is not None and module.startswith("from dates import is_leap\n")
     assert "def test_1900_is_not_leap" in module
+    cut = CHECKS.replace(
+        "    assert not is_leap(2023)\n```\n", "    assert not is_leap(20"
+    )  # the answer ran out
+    kept = check_module(cut, "from dates import is_leap")
+    assert kept is not None and "test_1900_is_not_leap" in kept and "test_2023" not in kept
+    classy = "```python\nclass TestLeap:\n    def test_1900(self):\n        assert not is_leap(1900)\n```"
+    assert check_module(classy, "from dates import is_leap") is not None
     assert check_module("No code here.", "import x") is None
     assert check_module("```python\nx = 1\n```", "import x") is None  # no test function
     assert check_module("```python\ndef test_a(:\n```", "import x") is None  # not Python
@@ -102,13 +109,17 @@ async def test_a_version_failing_a_check_the_other_passes_ranks_lower():
     ran: list[tuple[str, str]] = []
     outer, inner = fix(OUTER), fix(INNER)
 
-    ranking = await rank([outer, inner], None, "", seconds=60, checks=checks(CHECKS, ran))
+    told: list[str] = []
+    ranking = await rank([outer, inner], None, "", seconds=60, checks=checks(CHECKS, ran, told))
 
     assert ranking.fixes[0] is inner  # without the checks the first found (outer) came first
     assert inner.evidence["written_checks"] == {"written": 2, "telling_apart": 1, "passed": 1, "failed": []}
     assert outer.evidence["written_checks"]["failed"] == ["test_1900_is_not_leap"]
     assert "passes 1 of 1 telling written check(s)" in ranking.said
     assert [path for path, _ in ran] == [f"tests/{CHECK_FILE}"] * 2  # beside the failing test, per version
+    assert (
+        len(told) == 1 and "def test_1900_is_not_leap" in told[0]
+    )  # what the model wrote, for the transcript
 
 
 async def test_checks_that_tell_nothing_or_cannot_be_written_leave_the_order_found():

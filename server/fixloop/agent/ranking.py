@@ -30,6 +30,7 @@ from fixloop.errors import FixloopError
 # (messages) -> (answer text, {token: logprob} of the answer's first token; empty when not sent)
 Choose = Callable[[list[dict[str, str]]], Awaitable[tuple[str, dict[str, float]]]]
 JUDGE_SECONDS = 90.0  # the judgment's two requests, at most
+CHOSEN = 0.65  # a judgment score from which the judge speaks for a fix (0.5 between two is no evidence)
 CHECKS_SECONDS = 150.0  # writing the checks and running them on every fix, at most
 NATURALNESS = "not scored: the endpoint returns no logprobs of given text"
 JUDGE_SYSTEM = "You review bug fixes. Answer with one number."
@@ -117,7 +118,7 @@ def speaks_for(fix: PooledFix) -> bool:
     """Whether evidence beyond the tests speaks for a fix: the judge chose it, or it passes every written
     check that told the versions apart."""
     judged, checked = fix.evidence.get("judgment"), fix.evidence.get("written_checks")
-    chosen = isinstance(judged, dict) and judged["score"] > 0.5
+    chosen = isinstance(judged, dict) and judged["score"] >= CHOSEN
     return chosen or (isinstance(checked, dict) and 0 < checked["telling_apart"] == checked["passed"])
 
 

@@ -47,6 +47,7 @@ class WrittenChecks:
     write: Write
     run: RunCheck
     test: FailingTest
+    tell: Callable[[str], None] = lambda text: None  # what the model wrote, for the transcript
 
     async def weigh(self, fixes: Sequence[PooledFix], failure: str, seconds: float) -> None:
         """Each fix's evidence gets `written_checks`: the checks it passes of those that tell the versions
@@ -61,11 +62,12 @@ class WrittenChecks:
                 fix.evidence["written_checks"] = said
 
     async def _weigh(self, fixes: Sequence[PooledFix], failure: str) -> str | None:
-        module = check_module(
-            await self.write(checks_prompt(fixes[0], self.test, failure)), self.test.imports
-        )
+        answer = await self.write(checks_prompt(fixes[0], self.test, failure))
+        module = check_module(answer, self.test.imports)
         if module is None:
+            self.tell(f"the checks the model wrote hold no test:\n{answer.strip()[:2000]}")
             return "not written: the answer held no test function"
+        self.tell(f"the model wrote checks for the pool's fixes:\n{module[:3000]}")
         path = str(PurePosixPath(self.test.path).parent / CHECK_FILE)
         results = [await self.run(fix.changes, path, module, 60.0) for fix in fixes]
         names = sorted({name for result in results if result for name in result})
@@ -108,16 +110,21 @@ def checks_prompt(fix: PooledFix, test: FailingTest, failure: str) -> list[dict[
 
 
 def check_module(answer: str, imports: str) -> str | None:
-    """The answer's test functions as a module headed by `imports`; None when it holds none or no Python."""
+    """The answer's tests (functions `test…`, classes `Test…`) as a module headed by `imports`; a block cut
+    short (the answer's length ran out) loses its unfinished last test; None when it holds no test."""
     for block in code_blocks(answer):
-        text = f"{imports}\n\n\n{block.code.strip()}\n"
-        try:
-            tree = parse(text)
-        except SyntaxError:
-            continue
-        tests = [n for n in tree.body if getattr(n, "name", "").startswith("test")]
-        if tests:
-            return text
+        lines = block.code.strip().splitlines()
+        while lines:
+            text = "\n".join([imports, "", "", *lines, ""])
+            try:
+                tree = parse(text)
+            except SyntaxError:
+                starts = [n for n, line in enumerate(lines) if line.startswith(("def ", "class ", "@"))]
+                lines = lines[: starts[-1]] if starts and starts[-1] > 0 else []
+                continue
+            if any(getattr(n, "name", "").lower().startswith("test") for n in tree.body):
+                return text
+            break
     return None
 
 

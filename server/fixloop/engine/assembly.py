@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from fixloop.agent.asking import Drawer
@@ -22,6 +23,7 @@ from fixloop.agent.sampling import CandidateSearch, SampleLimits
 from fixloop.agent.sampling_turns import SamplingTurns, round_tools
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import ShownFunction
+from fixloop.agent.written_checks import RunCheck, WrittenChecks, failing_test
 from fixloop.config import Settings
 from fixloop.errors import FixloopError
 from fixloop.events import Event, Notice
@@ -285,3 +287,26 @@ def mutant_round(
     screen = max(SCREEN_SECONDS, SCREEN_TIMES * baseline_seconds)
     base = baseline_files(shadow, None, emit)
     return MutantRound(gate, base, spots, emit, parallel=plan.sample_limits.parallel, screen_seconds=screen)
+
+
+def written_checks(
+    root: Path,
+    failing: Sequence[str],
+    choose: Callable[..., Awaitable[tuple[str, dict[str, float]]]],
+    run_check: RunCheck,
+    emit: Callable[[Event], None],
+) -> WrittenChecks | None:
+    """The ranking's model-written checks, written beside the first failing target's test (`root`: the
+    shadow); None when that test's function cannot be read."""
+    test_id = next(iter(failing), "")
+    try:
+        test = failing_test(test_id, (root / test_id.split("::")[0]).read_text("utf-8")) if test_id else None
+    except (OSError, UnicodeError):
+        test = None
+    if test is None:
+        return None
+
+    async def write(messages: list[dict[str, str]]) -> str:
+        return (await choose(messages, most_tokens=400))[0]
+
+    return WrittenChecks(write, run_check, test, lambda text: emit(Notice(text, 0, "checks")))

@@ -27,9 +27,16 @@ from fixloop.agent.sampling_turns import SamplingTurns
 from fixloop.agent.search import Search, proposal_summary
 from fixloop.agent.tried import TriedFixes
 from fixloop.agent.warm_start import WarmStart
-from fixloop.agent.written_checks import WrittenChecks, failing_test
+from fixloop.agent.written_checks import WrittenChecks
 from fixloop.config import Settings
-from fixloop.engine.assembly import RoundMaterial, baseline_inputs, mutant_round, plan_run, sampling_for
+from fixloop.engine.assembly import (
+    RoundMaterial,
+    baseline_inputs,
+    mutant_round,
+    plan_run,
+    sampling_for,
+    written_checks,
+)
 from fixloop.engine.model_session import (
     check_endpoint,
     keep_first_prompt,
@@ -243,8 +250,12 @@ class FixRun:
             pool=FixPool(plan.keep_searching),
             choose=prepared.model.choose,
             failure="\n".join(filter(None, map(failure_evidence, failing_outcomes(prepared)))),
-            checks=written_checks(prepared, gate),
+            checks=self._written_checks(prepared, gate),
         ), gate
+
+    def _written_checks(self, prepared: Prepared, gate: VerificationGate) -> WrittenChecks | None:
+        shadow, model = prepared.shadow, prepared.model
+        return written_checks(shadow.root, prepared.failing, model.choose, gate.run_check, self.emit)
 
     def _mutants(self, prepared: Prepared, gate: VerificationGate) -> MutantRound | None:
         """The mutant round, on the suspects' lines (else the failing tracebacks')."""
@@ -365,26 +376,6 @@ def failing_outcomes(prepared: Prepared) -> list[TestOutcome]:
     """The failing targets' outcomes in the baseline (their frames and inputs make a line-level round)."""
     run = prepared.baseline.run
     return [o for target in prepared.failing for o in target_outcomes(run, target) if o.failing]
-
-
-def written_checks(prepared: Prepared, gate: VerificationGate) -> WrittenChecks | None:
-    """The ranking's model-written checks, written beside the first failing target's test."""
-    test_id = next(iter(prepared.failing), None)
-    try:
-        text = (
-            (prepared.shadow.root / test_id.split("::", 1)[0]).read_text(encoding="utf-8") if test_id else ""
-        )
-    except (OSError, UnicodeError):
-        return None
-    test = failing_test(test_id, text) if test_id else None
-    if test is None:
-        return None
-    model = prepared.model
-
-    async def write(messages: list[dict[str, str]]) -> str:
-        return (await model.choose(messages, most_tokens=400))[0]
-
-    return WrittenChecks(write, gate.run_check, test)
 
 
 def _holds(root: Path, change: FileChange) -> bool:

@@ -311,6 +311,8 @@ class ChatModel:
         choice = response.choices[0] if getattr(response, "choices", None) else None
         if choice is None:
             raise ModelError(f"the model at {self.base_url} sent a chat completion with no choices")
+        with contextlib.suppress(MalformedReply):  # counted and recorded like any request, where it reads
+            self._answered(messages, None, [reply_from_completion(response)], started)
         return choice.message.content or "", first_token_logprobs(choice)
 
     def _retries_for(self, error: Exception) -> tuple[bool, int]:
