@@ -177,19 +177,17 @@ def wait_idle(base_url: str, seconds: float = 60) -> None:
 
 
 def drawing_whole_rounds() -> None:
-    """A verified candidate (or a best guess copied back twice) no longer ends a round's drawing: the round's
-    pace is measured, not the run's."""
+    """A verified candidate no longer ends a round's drawing: the round's pace is measured, not the run's."""
     from fixloop.agent import sampling
 
     should_stop = sampling.CandidateSearch._should_stop
 
     def ignoring_verified(self: Any, state: Any) -> bool:
         verified, state.verified = state.verified, []
-        copied_back, state.copied_back = state.copied_back, False
         try:
             return should_stop(self, state)
         finally:
-            state.verified, state.copied_back = verified, copied_back
+            state.verified = verified
 
     sampling.CandidateSearch._should_stop = ignoring_verified  # type: ignore[method-assign]
 

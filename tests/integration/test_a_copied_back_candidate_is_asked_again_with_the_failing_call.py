@@ -145,17 +145,3 @@ async def test_different_copies_back_are_asked_again_together_where_the_endpoint
     assert len(asked) == 2 and all(ASKED in text for text in asked)
     figures = [e.text for e in outcome.events if isinstance(e, Notice) and e.kind == "round"]
     assert figures[0].startswith("round 1: 6 candidate(s) drawn (2 asked again)"), figures
-
-
-async def test_a_best_guess_copied_back_twice_ends_the_round_for_other_code(run_fix) -> None:
-    script = [{"content": UNCHANGED}, {"content": UNCHANGED}]  # the best guess; again, shown the failing call
-    outcome = await run_fix("demo", script, samples=6, **SAMPLE)
-
-    assert outcome.server.failures == [], outcome.notices
-    assert any(
-        text.startswith("candidate 1 of 6, asked again: changes nothing") and "moving on" in text
-        for text in outcome.notices
-    ), outcome.notices
-    figures = [e.text for e in outcome.events if isinstance(e, Notice) and e.kind == "round"]
-    # no batch of draws on code the model finds nothing wrong with: the round ends at its best guess
-    assert figures[0].startswith("round 1: 2 candidate(s) drawn (1 asked again)"), figures

@@ -31,14 +31,12 @@ def test_today_is_llama_cpp_python_with_every_logit_kept_and_a_16k_context(monke
 def test_a_whole_round_draws_past_a_verified_candidate_but_not_past_its_time(monkeypatch) -> None:
     monkeypatch.setattr(sampling.CandidateSearch, "_should_stop", sampling.CandidateSearch._should_stop)
     search = SimpleNamespace(limits=sampling.SampleLimits(seconds=60))
-    verified = SimpleNamespace(verified=["a candidate"], started=time.monotonic(), tokens=0, copied_back=True)
+    verified = SimpleNamespace(verified=["a candidate"], started=time.monotonic(), tokens=0)
     assert sampling.CandidateSearch._should_stop(search, verified)
     BENCH["drawing_whole_rounds"]()
     assert not sampling.CandidateSearch._should_stop(search, verified)
-    assert verified.verified == ["a candidate"] and verified.copied_back  # the round's verdicts stay
-    late = SimpleNamespace(
-        verified=["a candidate"], started=time.monotonic() - 61, tokens=0, copied_back=False
-    )
+    assert verified.verified == ["a candidate"]  # the round's verdicts stay
+    late = SimpleNamespace(verified=["a candidate"], started=time.monotonic() - 61, tokens=0)
     assert sampling.CandidateSearch._should_stop(search, late)
 
 

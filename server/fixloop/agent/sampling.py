@@ -11,9 +11,8 @@ first verified candidate, when N are drawn, or when the round's time or token bu
 verified ones the smallest diff wins. Each sampled draw is shown something of its own (draws.py: another
 suspect, another failing call, what was tried and failed); a candidate that copies the code back
 unchanged is answered with the failing call and asked again, once per draw (the same follow-up of
-several draws in one request with `n`: follow_ups.py); a best guess that comes back unchanged twice ends
-the round (the code shown is likely not where the bug is: the next kind of round shows other code); each
-round's figures say what became of its candidates (round_result.py).
+several draws in one request with `n`: follow_ups.py); each round's figures say what became of its
+candidates (round_result.py).
 """
 
 from __future__ import annotations
@@ -279,7 +278,6 @@ class CandidateSearch:
         limits = self.limits
         return (
             bool(state.verified)
-            or state.copied_back
             or time.monotonic() - state.started >= limits.seconds
             or state.tokens >= limits.tokens
         )
@@ -308,9 +306,7 @@ class CandidateSearch:
         fate, why = self._fate(candidate, state)
         result.fates.append(fate)
         if fate == "unchanged":
-            state.copied_back |= again and number == 1  # twice: the code shown is likely not the bug's
             asking = "; asking again with the failing call" if self.reask and not again else ""
-            asking += "; moving on from the code shown" if state.copied_back else ""
             self._notice(f"{label}: changes nothing — {candidate.problem}{asking}", request.step)
         elif fate == "invalid":
             self._notice(f"{label}: no usable fix — {candidate.problem}", request.step)
@@ -380,7 +376,6 @@ class _RoundState:
     seen: dict[FixKey, int] = field(default_factory=dict)  # candidate key -> the first number with it
     judging: list[asyncio.Future[None]] = field(default_factory=list)
     verified: list[Candidate] = field(default_factory=list)
-    copied_back: bool = False  # the best guess came back unchanged, and again when shown the failing call
 
 
 def _without_batch(limits: SampleLimits) -> SampleLimits:
