@@ -102,6 +102,7 @@ def test_the_prompt_shows_the_function_the_test_and_the_failure_and_asks_for_edg
     assert "def is_leap(year):" in text and "every 400th" in text  # the code before any fix
     assert "def test_2000():" in text and "from dates import is_leap" in text
     assert "is_leap(2024)" in text and "edge case" in text
+    assert "Call `is_leap` itself in every test" in text and "`from dates import is_leap`" in text
     assert len(text) < 3000
 
 

@@ -97,16 +97,33 @@ def checks_score(fix: PooledFix) -> float:
 
 def checks_prompt(fix: PooledFix, test: FailingTest, failure: str) -> list[dict[str, str]]:
     """A short prompt: the code before any fix, the failing test and its failure; asks for edge checks."""
+    code = function_before(fix)
     text = (
-        f"The code:\n```python\n{function_before(fix)}\n```\n\n"
+        f"The code, in {fix.changes[0].path}:\n```python\n{code}\n```\n\n"
         f"A test of it, in {test.path}:\n```python\n{test.imports}\n\n{test.source.strip()[:1500]}\n```\n"
         f"It fails:\n{failure.strip()[:800]}\n\n"
         f"Write up to {MOST_CHECKS} more pytest test functions for the code, each checking one edge case of "
         "what its name, docstring and comments promise (boundaries, empty or zero inputs, the values just "
         "inside and just outside a limit), with plain asserts of exact expected values. Use the same "
         "imports. Answer with one ```python block of test functions only."
+        + _call_directly(code, fix.changes[0].path)
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
+
+
+def _call_directly(code: str, path: str) -> str:
+    """The ask to test the changed function itself, with the import that reaches it (a module path from the
+    file's, a `src/` folder dropped); "" when the code shown is no top-level function."""
+    name = (
+        code.split("(", 1)[0].removeprefix("async ").removeprefix("def ").strip()
+        if code.startswith(("def ", "async def "))
+        else ""
+    )
+    module = path.removesuffix(".py").removeprefix("src/").replace("/", ".").removesuffix(".__init__")
+    if not name.isidentifier():
+        return ""
+    ask = f" Call `{name}` itself in every test, not only what the failing test calls:"
+    return f"{ask} `from {module} import {name}`."
 
 
 def check_module(answer: str, imports: str) -> str | None:
