@@ -70,10 +70,9 @@ class WrittenChecks:
         self.tell(f"the model wrote checks for the pool's fixes:\n{module[:3000]}")
         path = str(PurePosixPath(self.test.path).parent / CHECK_FILE)
         results = [await self.run(fix.changes, path, module, 60.0) for fix in fixes]
-        names = sorted({name for result in results if result for name in result})
-        apart = [
-            name for name in names if len({(r or {}).get(name, False) for r in results if r is not None}) > 1
-        ]
+        ran = [result for result in results if result is not None]
+        names = sorted({name for result in ran for name in result})
+        apart = [name for name in names if len({result.get(name, False) for result in ran}) > 1]
         for fix, result in zip(fixes, results, strict=True):
             fix.evidence["written_checks"] = _evidence(result, names, apart)
         return None

@@ -70,31 +70,33 @@ class VerificationGate:
         """Whether every target passes with `changes` (the baseline plus them, on a clean copy of its own),
         the targets alone run within `seconds`: a first look at one of many cheap candidates; one that
         passes is then judged whole by `judge`."""
-        root = await asyncio.to_thread(add_clean_copy, self.shadow, list(changes))
-        try:
-            run = await self.runner.run(list(self.baseline.target_ids), root=root, seconds=seconds)
-        except TestRunError:
-            return False
-        finally:
-            await asyncio.shield(asyncio.to_thread(remove_clean_copy, self.shadow, root))
-        return not run.timed_out and not self._targets(run)[1]
+        run = await self._run_on_copy(changes, list(self.baseline.target_ids), seconds)
+        return run is not None and not self._targets(run)[1]
 
     async def run_check(
         self, changes: Sequence[FileChange], path: str, text: str, seconds: float
     ) -> dict[str, bool] | None:
         """Run a check file that is no part of any fix (`text` at `path`) on a clean copy of the baseline plus
         `changes`: each of its tests by name, passed or not; None when it could not run or ran out of time."""
-        root = await asyncio.to_thread(add_clean_copy, self.shadow, [*changes, FileChange(path, None, text)])
+        run = await self._run_on_copy([*changes, FileChange(path, None, text)], [path], seconds)
+        if run is None:
+            return None
+        mine = {test_id: o for test_id, o in run.results.items() if test_id.startswith(f"{path}::")}
+        return {test_id.split("::", 1)[1]: o.outcome == "passed" for test_id, o in mine.items()} or None
+
+    async def _run_on_copy(
+        self, changes: Sequence[FileChange], test_ids: list[str], seconds: float
+    ) -> TestRun | None:
+        """`test_ids` run within `seconds` on a clean copy of its own (the baseline plus `changes`), removed
+        after; None when the run could not start or ran out of time."""
+        root = await asyncio.to_thread(add_clean_copy, self.shadow, list(changes))
         try:
-            run = await self.runner.run([path], root=root, seconds=seconds)
+            run = await self.runner.run(test_ids, root=root, seconds=seconds)
         except TestRunError:
             return None
         finally:
             await asyncio.shield(asyncio.to_thread(remove_clean_copy, self.shadow, root))
-        if run.timed_out:
-            return None
-        mine = {test_id: o for test_id, o in run.results.items() if test_id.startswith(f"{path}::")}
-        return {test_id.split("::", 1)[1]: o.outcome == "passed" for test_id, o in mine.items()} or None
+        return None if run.timed_out else run
 
     async def accept(self, changes: Sequence[FileChange]) -> None:
         """Make `changes`, judged and accepted by `judge`, what the shadow holds (over the baseline) and the
