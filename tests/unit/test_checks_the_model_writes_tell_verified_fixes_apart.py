@@ -10,19 +10,14 @@ from fixloop.agent.fix_pool import PooledFix
 from fixloop.agent.ranking import rank
 from fixloop.agent.written_checks import CHECK_FILE, WrittenChecks, check_module, checks_prompt, failing_test
 from fixloop.result import FileChange
+from leap_years import INNER, LEAP, OUTER
 
-LEAP = (
-    "def is_leap(year):\n"
-    '    """Gregorian: every 4th year, but not centuries, except every 400th."""\n'
-    "    return year % 4 == 0 and (year % 100 != 0 and year % 400 == 0)\n"
-)
-OUTER = LEAP.replace("== 0 and (year", "== 0 or (year")  # every 4th year: wrong for 1900
-INNER = LEAP.replace("!= 0 and year", "!= 0 or year")  # the right fix
 TEST_FILE = (
     "import pytest\nfrom dates import is_leap\n\n\n"
     "class TestLeap:\n    def test_2024(self):\n        assert is_leap(2024)\n\n\n"
     "def test_2000():\n    assert is_leap(2000)\n"
 )
+
 CHECKS = (
     "Here are the checks:\n```python\n"
     "def test_1900_is_not_leap():\n    assert not is_leap(1900)\n\n"

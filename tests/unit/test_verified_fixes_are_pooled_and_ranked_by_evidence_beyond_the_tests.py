@@ -13,18 +13,7 @@ from fixloop.agent.fix_pool import FixPool, KeepSearching, PooledFix
 from fixloop.agent.ranking import judgment_prompt, rank
 from fixloop.agent.search import PLAIN, proposal_summary
 from fixloop.result import FileChange, FixResult
-
-LEAP = (
-    "def is_leap(year):\n"
-    '    """Gregorian: every 4th year, but not centuries, except every 400th."""\n'
-    "    return year % 4 == 0 and (year % 100 != 0 and year % 400 == 0)\n"
-)
-OUTER = LEAP.replace("== 0 and (year", "== 0 or (year")  # every 4th year: wrong for 1900
-INNER = LEAP.replace("!= 0 and year", "!= 0 or year")  # the right fix
-REWRITE = LEAP.replace(
-    "    return year % 4 == 0 and (year % 100 != 0 and year % 400 == 0)\n",
-    "    if year % 400 == 0:\n        return True\n    return year % 4 == 0 and year % 100 != 0\n",
-)
+from leap_years import INNER, LEAP, OUTER, REWRITE
 
 
 def fix(new: str, round: str = "mutants") -> PooledFix:
