@@ -47,7 +47,11 @@ async def test_the_fix_that_passes_the_written_checks_is_proposed(tmp_path, scri
         "telling_apart": 2,
         "passed": 2,
         "failed": [],
+        "broke": [],  # the code before any fix passed the 1900 check too
+        "mended": ["test_2000_is_a_leap_year", "test_2024_is_a_leap_year"],
     }
+    broke = sorted(name for entry in pool[1:] for name in entry["evidence"]["written_checks"]["broke"])
+    assert broke == ["test_1900_is_not_a_leap_year"]  # `or` outside makes 1900 a leap year again
     failed = sorted(name for entry in pool[1:] for name in entry["evidence"]["written_checks"]["failed"])
     assert failed == ["test_1900_is_not_a_leap_year", "test_2000_is_a_leap_year"]
     asked = server.requests[-1]["messages"][-1]["content"]

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from fixloop.agent.written_checks import SYSTEM as CHECKS_SYSTEM
 from fixloop.config import load_settings
 from fixloop.engine import FixRequest, FixRun, PreviousRun
 from fixloop.events import Notice
@@ -80,4 +81,5 @@ async def test_pool_share_zero_ends_the_search_at_the_first_verified_fix(fixture
     assert result.status == "fixed", notices
     assert "+        result *= i" in result.diff
     assert len(result.to_json()["pool"]) == 1
-    assert not server.requests
+    # no candidate round: the one request asks for checks to weigh the lone mechanical fix
+    assert [r["messages"][0]["content"] for r in server.requests] == [CHECKS_SYSTEM]

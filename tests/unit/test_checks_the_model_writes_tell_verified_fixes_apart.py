@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fixloop.agent.fix_pool import PooledFix
-from fixloop.agent.ranking import rank
+from fixloop.agent.ranking import rank, speaks_for
+from fixloop.agent.search import BROKE, PLAIN, proposal_summary
 from fixloop.agent.written_checks import CHECK_FILE, WrittenChecks, check_module, checks_prompt, failing_test
 from fixloop.result import FileChange
 from leap_years import INNER, LEAP, OUTER
@@ -34,7 +35,7 @@ def run_in_memory(ran: list[tuple[str, str]]):
 
     async def run(changes: Sequence[FileChange], path: str, text: str, seconds: float) -> dict[str, bool]:
         ran.append((path, text))
-        code = (changes[0].new_text or "") + text.replace("from dates import is_leap", "")
+        code = (changes[0].new_text if changes else LEAP) + text.replace("from dates import is_leap", "")
         space: dict = {}
         exec(compile(code, path, "exec"), space)
         results = {}
@@ -91,7 +92,7 @@ def test_a_check_module_is_the_answers_test_functions_headed_by_the_test_files_i
 def test_the_prompt_shows_the_function_the_test_and_the_failure_and_asks_for_edges():
     test = failing_test("tests/test_dates.py::test_2000", TEST_FILE)
     assert test is not None
-    messages = checks_prompt(fix(OUTER), test, "assert False\n where False = is_leap(2024)")
+    messages = checks_prompt([fix(OUTER)], test, "assert False\n where False = is_leap(2024)")
     text = messages[-1]["content"]
 
     assert "def is_leap(year):" in text and "every 400th" in text  # the code before any fix
@@ -109,10 +110,14 @@ async def test_a_version_failing_a_check_the_other_passes_ranks_lower():
     ranking = await rank([outer, inner], None, "", seconds=60, checks=checks(CHECKS, ran, told))
 
     assert ranking.fixes[0] is inner  # without the checks the first found (outer) came first
-    assert inner.evidence["written_checks"] == {"written": 2, "telling_apart": 1, "passed": 1, "failed": []}
+    assert inner.evidence["written_checks"] == {
+        "written": 2, "telling_apart": 1, "passed": 1, "failed": [], "broke": [], "mended": []
+    }  # fmt: skip
     assert outer.evidence["written_checks"]["failed"] == ["test_1900_is_not_leap"]
+    assert outer.evidence["written_checks"]["broke"] == ["test_1900_is_not_leap"]  # the code before passed it
     assert "passes 1 of 1 telling written check(s)" in ranking.said
-    assert [path for path, _ in ran] == [f"tests/{CHECK_FILE}"] * 2  # beside the failing test, per version
+    assert "breaks 1 written check(s) the code passed before (test_1900_is_not_leap)" in ranking.said
+    assert [path for path, _ in ran] == [f"tests/{CHECK_FILE}"] * 3  # the code before, then each version
     assert (
         len(told) == 1 and "def test_1900_is_not_leap" in told[0]
     )  # what the model wrote, for the transcript
@@ -134,3 +139,49 @@ async def test_checks_that_tell_nothing_or_cannot_be_written_leave_the_order_fou
     outer, inner = fix(OUTER), fix(INNER)
     await rank([outer, inner], None, "", seconds=10, checks=checks(CHECKS, []))
     assert "written_checks" not in outer.evidence  # too little time: not asked
+
+
+async def test_a_lone_fix_that_breaks_a_check_the_code_passed_before_is_proposed_with_the_doubt_said():
+    """One verified fix and nothing to weigh it against: the checks still run, on it and on the code before
+    it; `or` makes 1900 a leap year where the code before did not, so nothing speaks for the fix and the
+    proposal says which check it breaks."""
+    ran: list[tuple[str, str]] = []
+    outer = fix(OUTER)
+
+    ranking = await rank([outer], None, "", seconds=60, checks=checks(CHECKS, ran))
+
+    assert ranking.fixes == (outer,) and len(ran) == 2  # the code before, then the fix
+    assert outer.evidence["written_checks"]["broke"] == ["test_1900_is_not_leap"]
+    assert not speaks_for(outer)
+    said = proposal_summary(outer, 1)
+    assert said.startswith(PLAIN) and f"{BROKE} (test_1900_is_not_leap): check the logic" in said
+
+
+async def test_a_lone_fix_that_mends_a_check_and_breaks_none_is_spoken_for():
+    mends = CHECKS.replace("def test_2023_is_not_leap():\n    assert not is_leap(2023)",
+                           "def test_2000_is_leap():\n    assert is_leap(2000)")  # fmt: skip
+    inner = fix(INNER)
+
+    await rank([inner], None, "", seconds=60, checks=checks(mends, []))
+
+    assert inner.evidence["written_checks"]["mended"] == ["test_2000_is_leap"]
+    assert speaks_for(inner)
+    assert proposal_summary(inner, 1).startswith("verified fix")
+
+
+def test_the_prompt_shows_each_function_the_fixes_change_and_names_each_to_call():
+    code = "def needs(n, point):\n    return n > point\n\n\ndef quantity(n, point):\n"
+    code += "    return 5 if needs(n, point) else 0\n"
+
+    def changed(old: str, new: str) -> PooledFix:
+        return PooledFix((FileChange("stock/policy.py", code, code.replace(old, new)),), "mutants", "")
+
+    operator, negated = changed("n > point", "n < point"), changed("if needs", "if not needs")
+    test = failing_test("tests/test_dates.py::test_2000", TEST_FILE)
+    assert test is not None
+
+    text = checks_prompt([negated, operator, negated], test, "assert 0 == 5")[-1]["content"]
+
+    assert text.count("def needs(n, point):") == 1 and text.count("def quantity(n, point):") == 1
+    assert "Call `quantity` or `needs` itself in every test" in text
+    assert "`from stock.policy import quantity, needs`" in text

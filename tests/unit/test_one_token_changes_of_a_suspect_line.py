@@ -181,3 +181,46 @@ async def test_a_round_stops_at_its_time_limit_with_changes_left_untried() -> No
 
 async def _ready(base: BaseFiles) -> BaseFiles:
     return base
+
+
+class RuleGate:
+    """The gate's port: a change passes when its file holds `passes`; every screen is recorded."""
+
+    def __init__(self, passes: str) -> None:
+        self.passes, self.screened = passes, []
+
+    async def screen(self, changes, seconds):
+        self.screened.append(changes[0].new_text)
+        return self.passes in changes[0].new_text
+
+    async def judge(self, changes):
+        return Verdict(True, (), changes)
+
+
+class Verdict:
+    def __init__(self, accepted, reasons, changes) -> None:
+        self.accepted, self.reasons, self.changes = accepted, reasons, changes
+
+
+def _changed_line(before: str, after: str) -> int:
+    pairs = zip(before.splitlines(), after.splitlines(), strict=True)
+    return next(n for n, (a, b) in enumerate(pairs, 1) if a != b)
+
+
+async def test_once_a_change_is_verified_the_other_changes_of_its_line_go_next() -> None:
+    """`>` → `<` verified on line 2: every other change of line 2 (its wide ones too, made after line 4's)
+    is tried before any change of line 4, so a rival rule of the same spot (`<=`) joins the pool early."""
+    code = "def f(a, b, c):\n    return a > b\n\ndef g(x, y):\n    return x + y * 2 - 1\n"
+    base = BaseFiles(read=lambda path: code if path == "m.py" else None)
+    gate = RuleGate("return a < b\n")
+    one_round = MutantRound(gate, lambda: _ready(base), [Spot("m.py", 2), Spot("m.py", 5)], lambda e: None,
+                            parallel=1)  # fmt: skip
+    found = await one_round.round(0, seconds=30, want=9, keep=1.0)
+    assert [summary.split(" (")[0] for summary, _ in found] == ["m.py line 2: `>` → `<`"]
+    lines = [_changed_line(code, text) for text in gate.screened]
+    winner = gate.screened.index(found[0][1][0].new_text)
+    after = lines[winner + 1 :]
+    assert 5 in after and 2 in after
+    assert max(n for n, line in enumerate(after) if line == 2) < after.index(5)
+    assert sorted(lines) == sorted(_changed_line(code, m.text) for w in (False, True)
+                                   for line in (2, 5) for m in mutants(code, line, wide=w))  # fmt: skip

@@ -4,6 +4,9 @@ screened on the target tests alone and, if they pass, judged whole by the gate; 
 has accepted as many as the search's pool wants (a one-token change that passes the tests can still be
 wrong: the pool weighs it against the others). A one-token bug is fixed in seconds, with no model.
 
+Once a change is verified, the other changes of its line go next (`<` verified: `<=` is tried before any
+other line), so the pool holds the rival rules of one spot for ranking to weigh.
+
 The suspect lines come from the coverage ranking (each line scored like its function: the failing and
 passing tests that run it) when the failure is an assertion in the test, else from the failing
 tracebacks (the innermost frame's line in the code under test first, then the lines of its function
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from fixloop.agent.candidates import BaseFiles
@@ -100,7 +103,7 @@ class MutantRound:
             f"trying {len(todo)} one-token change(s) of {lines} suspect line(s) before asking the model", step
         )
         tally = _Tally(max(1, want))
-        queue = iter(enumerate(todo, 1))
+        queue = _Queue(todo)
         workers = [asyncio.ensure_future(self._work(queue, tally, step)) for _ in range(self.parallel)]
         started = time.monotonic()
         try:
@@ -129,11 +132,10 @@ class MutantRound:
                     found += [(spot.path, text, mutant) for mutant in mutants(text, spot.line, wide=wide)]
         return found[:MOST_MUTANTS]
 
-    async def _work(
-        self, queue: Iterator[tuple[int, tuple[str, str, Mutant]]], tally: _Tally, step: int
-    ) -> None:
-        """Take changes off the shared queue until it is empty or one is verified."""
-        for number, (path, text, mutant) in queue:
+    async def _work(self, queue: _Queue, tally: _Tally, step: int) -> None:
+        """Take changes off the shared queue until it is empty or enough are verified."""
+        while (taken := queue.take()) is not None:
+            number, (path, text, mutant) = taken
             if tally.won:
                 return
             changes = [FileChange(path, text, mutant.text)]
@@ -148,6 +150,7 @@ class MutantRound:
                 continue
             if verdict.accepted and not tally.won:
                 tally.winners.append((number, path, mutant, list(verdict.changes)))
+                queue.next_from(path, mutant.line)
                 self._say(f"one-token change {number}: {path} {mutant.said}: verified", step)
                 continue
             reason = verdict.reasons[0] if verdict.reasons else "rejected"
@@ -171,6 +174,20 @@ async def _until_won(
         if tally.winners and not shortened:
             shortened = True
             deadline = time.monotonic() + keep * max(0.0, deadline - time.monotonic())
+
+
+class _Queue:
+    """The round's changes, numbered in the order made, shared by the workers; a line can jump ahead."""
+
+    def __init__(self, todo: Sequence[tuple[str, str, Mutant]]) -> None:
+        self.left = list(enumerate(todo, 1))
+
+    def take(self) -> tuple[int, tuple[str, str, Mutant]] | None:
+        return self.left.pop(0) if self.left else None
+
+    def next_from(self, path: str, line: int) -> None:
+        """The changes of `path`'s `line` not yet taken go first."""
+        self.left.sort(key=lambda item: (item[1][0], item[1][2].line) != (path, line))
 
 
 class _Tally:

@@ -8,8 +8,10 @@
 - Naturalness of the changed lines: not scored (an OpenAI-compatible chat endpoint scores no given text);
   recorded as such.
 - Checks the model writes from the docstring and the failing test (written_checks.py), run on every
-  version: the share of the checks that tell the versions apart that a version passes. The two scores add
-  up (a judgment of 0..1, a checks share of 0..1, 0.5 where no check told).
+  version and on the code before any fix (a pool of one mechanical fix too: nothing else weighs it): a
+  version that breaks a check the code before it passed ranks below one that breaks none; then the share
+  of the checks that tell the versions apart that a version passes. The two scores add up (a judgment
+  of 0..1, a checks share of 0..1, 0.5 where no check told).
 - Then: a fix the model wrote above a one-token change no model chose, and the smaller change.
 """
 
@@ -24,7 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from fixloop.agent.fix_pool import PooledFix, function_before
-from fixloop.agent.written_checks import WrittenChecks, checks_score
+from fixloop.agent.written_checks import WrittenChecks, broken_checks, checks_score, checks_speak_for
 from fixloop.errors import FixloopError
 
 # (messages) -> (answer text, {token: logprob} of the answer's first token; empty when not sent)
@@ -52,26 +54,26 @@ async def rank(
     seconds: float,
     checks: WrittenChecks | None = None,
 ) -> Ranking:
-    """The fixes best first: the model's judgment and the checks it wrote (when there are two or more fixes
-    and time for them), then a model's fix above a mechanical one, then the smaller change, then the order
-    found."""
+    """The fixes best first: the checks the model wrote (when there is time for them, and two or more fixes
+    or a lone mechanical one) and its judgment (two or more fixes), then a model's fix above a mechanical
+    one, then the smaller change, then the order found."""
     for fix in fixes:
         fix.evidence.setdefault("naturalness", NATURALNESS)
     until = time.monotonic() + seconds
     if len(fixes) > 1 and choose is not None and seconds > 5:
         await _judge(list(fixes), choose, failure, min(seconds, JUDGE_SECONDS))
     left = until - time.monotonic()
-    if len(fixes) > 1 and checks is not None and left > 20:
+    if (len(fixes) > 1 or (fixes and fixes[0].mechanical)) and checks is not None and left > 20:
         await checks.weigh(fixes, failure, min(left, CHECKS_SECONDS))
     order = sorted(range(len(fixes)), key=lambda i: _key(fixes[i], i))
     ranked = tuple(fixes[i] for i in order)
     return Ranking(ranked, "; ".join(f"{n}. {_said(fix)}" for n, fix in enumerate(ranked, 1)))
 
 
-def _key(fix: PooledFix, found: int) -> tuple[float, bool, int, int]:
+def _key(fix: PooledFix, found: int) -> tuple[int, float, bool, int, int]:
     judged = fix.evidence.get("judgment")
     score = (judged["score"] if isinstance(judged, dict) else 0.0) + checks_score(fix)
-    return (-round(score, 2), fix.mechanical, fix.size, found)
+    return (len(broken_checks(fix)), -round(score, 2), fix.mechanical, fix.size, found)
 
 
 def _said(fix: PooledFix) -> str:
@@ -80,6 +82,8 @@ def _said(fix: PooledFix) -> str:
     checked = fix.evidence.get("written_checks")
     if isinstance(checked, dict) and checked["telling_apart"]:
         why += f", passes {checked['passed']} of {checked['telling_apart']} telling written check(s)"
+    if broken := broken_checks(fix):
+        why += f", breaks {len(broken)} written check(s) the code passed before ({', '.join(broken[:3])})"
     return f"{fix.origin}, {fix.size} line(s), {why}: {fix.describe()}"
 
 
@@ -115,11 +119,12 @@ async def _judge(fixes: list[PooledFix], choose: Choose, failure: str, seconds: 
 
 
 def speaks_for(fix: PooledFix) -> bool:
-    """Whether evidence beyond the tests speaks for a fix: the judge chose it, or it passes every written
-    check that told the versions apart."""
-    judged, checked = fix.evidence.get("judgment"), fix.evidence.get("written_checks")
-    chosen = isinstance(judged, dict) and judged["score"] >= CHOSEN
-    return chosen or (isinstance(checked, dict) and 0 < checked["telling_apart"] == checked["passed"])
+    """Whether evidence beyond the tests speaks for a fix: it breaks no written check the code passed
+    before, and the judge chose it or the written checks speak for it (written_checks.checks_speak_for)."""
+    if broken_checks(fix):
+        return False
+    judged = fix.evidence.get("judgment")
+    return (isinstance(judged, dict) and judged["score"] >= CHOSEN) or checks_speak_for(fix)
 
 
 async def _ask(

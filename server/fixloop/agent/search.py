@@ -22,13 +22,14 @@ from fixloop.agent.ranking import Choose, rank, speaks_for
 from fixloop.agent.round_kinds import LONG_ANSWER_TOKENS, LOOP_ASK, SAID, RoundKind
 from fixloop.agent.run_state import LoopOutcome, RunEnds, SampleWhy
 from fixloop.agent.sampling_turns import SamplingTurns, round_tools
-from fixloop.agent.written_checks import WrittenChecks
+from fixloop.agent.written_checks import WrittenChecks, broken_checks
 from fixloop.errors import FixloopError
 from fixloop.events import Notice
 from fixloop.result import FileChange
 from fixloop.verify.port import Gate
 
 PLAIN = "passes the tests; check the logic"  # a mechanical fix that nothing else speaks for
+BROKE = "it fails a check the model wrote that the code passed before"  # the best fix broke a written check
 
 
 class Settled(RunEnds):
@@ -229,7 +230,9 @@ def proposal_summary(best: PooledFix, pooled: int) -> str:
     """The proposed fix in the user's words: what it changes, which round found it (a mechanical one-token
     change that nothing else speaks for: "passes the tests; check the logic"), and the pool's others."""
     others = f" ({pooled - 1} other verified fix(es) in the pool)" if pooled > 1 else ""
+    broken = broken_checks(best)
+    doubt = f"; {BROKE} ({', '.join(broken[:3])}): check the logic" if broken else ""
     if not best.mechanical:
-        return f"{best.summary} — from {best.origin}{others}"
+        return f"{best.summary} — from {best.origin}{doubt}{others}"
     head = "verified fix" if speaks_for(best) else PLAIN
-    return f"{head} — {best.origin}: {best.summary}{others}"
+    return f"{head} — {best.origin}: {best.summary}{doubt}{others}"

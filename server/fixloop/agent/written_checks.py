@@ -3,9 +3,12 @@ against every verified version of the pool: evidence for ranking, never a verdic
 
 One request asks for a few pytest functions that pin the function's intended behaviour at its edges; the
 answer's code block, headed by the failing test file's imports, runs beside that file on a clean copy of
-each version (never in the shadow, never in the proposal). A check that some versions pass and others fail
-tells them apart; a version's score is the share of those it passes. A check that every version passes, or
-fails, says nothing: a generated check can be wrong, so it never rejects a fix on its own.
+each version (never in the shadow, never in the proposal), and on the code as it was before any fix. A
+check that some versions pass and others fail tells them apart; a version's score is the share of those it
+passes. A check that the code before the fix passes and a version fails is one the version `broke`: the
+model's expectation and the old code agree, and the fix changed it (`(ka > kb) + (ka < kb)` makes compare
+answer 1 for a lower version too). A check the code failed and a version passes is one it `mended`. A
+generated check can be wrong, so it never rejects a fix on its own: it ranks and it words the proposal.
 """
 
 from __future__ import annotations
@@ -62,28 +65,53 @@ class WrittenChecks:
                 fix.evidence["written_checks"] = said
 
     async def _weigh(self, fixes: Sequence[PooledFix], failure: str) -> str | None:
-        answer = await self.write(checks_prompt(fixes[0], self.test, failure))
+        answer = await self.write(checks_prompt(fixes, self.test, failure))
         module = check_module(answer, self.test.imports)
         if module is None:
             self.tell(f"the checks the model wrote hold no test:\n{answer.strip()[:2000]}")
             return "not written: the answer held no test function"
         self.tell(f"the model wrote checks for the pool's fixes:\n{module[:3000]}")
         path = str(PurePosixPath(self.test.path).parent / CHECK_FILE)
+        before = await self.run([], path, module, 60.0)  # the code as it was: what a fix keeps or breaks
         results = [await self.run(fix.changes, path, module, 60.0) for fix in fixes]
         ran = [result for result in results if result is not None]
         names = sorted({name for result in ran for name in result})
         apart = [name for name in names if len({result.get(name, False) for result in ran}) > 1]
         for fix, result in zip(fixes, results, strict=True):
-            fix.evidence["written_checks"] = _evidence(result, names, apart)
+            fix.evidence["written_checks"] = _evidence(result, names, apart, before)
         return None
 
 
-def _evidence(result: dict[str, bool] | None, names: list[str], apart: list[str]) -> dict[str, Any] | str:
+def _evidence(
+    result: dict[str, bool] | None, names: list[str], apart: list[str], before: dict[str, bool] | None
+) -> dict[str, Any] | str:
     if result is None:
         return "could not run on this version"
     passed = [name for name in apart if result.get(name)]
     failed = [name for name in apart if not result.get(name)]
-    return {"written": len(names), "telling_apart": len(apart), "passed": len(passed), "failed": failed}
+    said: dict[str, Any] = {"written": len(names), "telling_apart": len(apart), "passed": len(passed)}
+    said["failed"] = failed
+    if before is not None:
+        said["broke"] = [name for name in names if before.get(name) and not result.get(name)]
+        said["mended"] = [name for name in names if before.get(name) is False and result.get(name)]
+    return said
+
+
+def broken_checks(fix: PooledFix) -> list[str]:
+    """The written checks the code before the fix passed and the fix fails."""
+    said = fix.evidence.get("written_checks")
+    return list(said.get("broke", [])) if isinstance(said, dict) else []
+
+
+def checks_speak_for(fix: PooledFix) -> bool:
+    """The written checks speak for a fix when it breaks none of them, and passes every one that told the
+    versions apart (there were some), or mends one the code before it failed (none told them apart)."""
+    said = fix.evidence.get("written_checks")
+    if not isinstance(said, dict) or said.get("broke"):
+        return False
+    if said["telling_apart"]:
+        return bool(said["telling_apart"] == said["passed"])
+    return bool(said.get("mended"))
 
 
 def checks_score(fix: PooledFix) -> float:
@@ -94,35 +122,51 @@ def checks_score(fix: PooledFix) -> float:
     return said["passed"] / said["telling_apart"]
 
 
-def checks_prompt(fix: PooledFix, test: FailingTest, failure: str) -> list[dict[str, str]]:
-    """A short prompt: the code before any fix, the failing test and its failure; asks for edge checks."""
-    code = function_before(fix)
+def checks_prompt(fixes: Sequence[PooledFix], test: FailingTest, failure: str) -> list[dict[str, str]]:
+    """A short prompt: the code the fixes change, as it was before any fix (each changed function once, at
+    most MOST_FUNCTIONS), the failing test and its failure; asks for edge checks of those functions."""
+    shown = _functions_changed(fixes)
+    code = "\n\n".join(f"In {path}:\n```python\n{text}\n```" for path, text in shown)
     text = (
-        f"The code, in {fix.changes[0].path}:\n```python\n{code}\n```\n\n"
+        f"The code:\n{code}\n\n"
         f"A test of it, in {test.path}:\n```python\n{test.imports}\n\n{test.source.strip()[:1500]}\n```\n"
         f"It fails:\n{failure.strip()[:800]}\n\n"
         f"Write up to {MOST_CHECKS} more pytest test functions for the code, each checking one edge case of "
         "what its name, docstring and comments promise (boundaries, empty or zero inputs, the values just "
         "inside and just outside a limit), with plain asserts of exact expected values. Use the same "
-        "imports. Answer with one ```python block of test functions only."
-        + _call_directly(code, fix.changes[0].path)
+        "imports. Answer with one ```python block of test functions only." + _call_directly(shown)
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
 
 
-def _call_directly(code: str, path: str) -> str:
-    """The ask to test the changed function itself, with the import that reaches it (a module path from the
-    file's, a `src/` folder dropped); "" when the code shown is no top-level function."""
-    name = (
-        code.split("(", 1)[0].removeprefix("async ").removeprefix("def ").strip()
-        if code.startswith(("def ", "async def "))
-        else ""
-    )
-    module = path.removesuffix(".py").removeprefix("src/").replace("/", ".").removesuffix(".__init__")
-    if not name.isidentifier():
+MOST_FUNCTIONS = 3  # changed functions the checks prompt shows
+
+
+def _functions_changed(fixes: Sequence[PooledFix]) -> list[tuple[str, str]]:
+    """(path, the function before any fix) of each distinct function the fixes change, in the pool's order."""
+    shown = dict.fromkeys((fix.changes[0].path, function_before(fix)) for fix in fixes)
+    return list(shown)[:MOST_FUNCTIONS]
+
+
+def _call_directly(shown: Sequence[tuple[str, str]]) -> str:
+    """The ask to test the changed functions themselves, with the imports that reach them (a module path from
+    the file's, a `src/` folder dropped); "" when the code shown holds no top-level function."""
+    imports: dict[str, list[str]] = {}
+    for path, code in shown:
+        name = (
+            code.split("(", 1)[0].removeprefix("async ").removeprefix("def ").strip()
+            if code.startswith(("def ", "async def "))
+            else ""
+        )
+        module = path.removesuffix(".py").removeprefix("src/").replace("/", ".").removesuffix(".__init__")
+        if name.isidentifier() and name not in imports.get(module, []):
+            imports.setdefault(module, []).append(name)
+    names = [name for found in imports.values() for name in found]
+    if not names:
         return ""
-    ask = f" Call `{name}` itself in every test, not only what the failing test calls:"
-    return f"{ask} `from {module} import {name}`."
+    called = " or ".join(f"`{name}`" for name in names)
+    reach = "; ".join(f"`from {module} import {', '.join(found)}`" for module, found in imports.items())
+    return f" Call {called} itself in every test, not only what the failing test calls: {reach}."
 
 
 def check_module(answer: str, imports: str) -> str | None:
