@@ -77,7 +77,7 @@ class Search:
         return self.loop.spent.outcome(await self._choose(end), self._tried())
 
     def gate_proposal(self) -> list[FileChange]:
-        return list(getattr(self.gate, "proposal", []))
+        return list(self.gate.proposal)
 
     def _tried(self) -> list[str] | None:
         kinds = self.sampling.kinds if self.sampling is not None else None

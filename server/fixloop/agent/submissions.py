@@ -12,7 +12,7 @@ from fixloop.agent.tried import TriedFixes
 from fixloop.events import Event, Notice, Verdict
 from fixloop.shadow import unified_diff
 from fixloop.tools.base import ToolResult
-from fixloop.verify.port import Gate, GateVerdict
+from fixloop.verify.port import NOTHING_CHANGED, Gate, GateVerdict
 
 USER_REJECTED = "the user rejected exactly this fix: the tests pass with it, but find a different one"
 
@@ -37,9 +37,11 @@ class Submissions:
     async def check(self, notice: str) -> GateVerdict:
         """One attempt at the verification gate, counted and reported; a fix the user rejected is refused
         whatever the tests say."""
-        self.spent.attempts += 1
         self.emit(Notice(notice, self.spent.steps, "verify"))
-        verdict = await self.gate.check()
+        return self._counted(await self.gate.check())
+
+    def _counted(self, verdict: GateVerdict) -> GateVerdict:
+        self.spent.attempts += 1
         if verdict.accepted and self.tried.excluded(fix_key(verdict.changes)):
             verdict = GateVerdict(False, (USER_REJECTED,), changes=verdict.changes)
         self.emit(Verdict(verdict.accepted, verdict.reasons, self.spent.attempts, self.spent.steps))
@@ -72,10 +74,14 @@ class Submissions:
 
     async def final(self, why: str, reasons: Sequence[str]) -> RunEnds:
         """The run is ending without an accepted submit; a change already in the shadow that the gate
-        accepts is still a verified fix (small models often fix the bug and then never call submit)."""
+        accepts is still a verified fix (small models often fix the bug and then never call submit). A shadow
+        holding no change is no attempt: nothing is judged, counted or told."""
         if self.spent.attempts < self.limits.attempts:
-            verdict = await self.check(f"{why}; checking the changes made so far")
-            if verdict.accepted:
+            verdict = await self.gate.check()
+            if verdict.reasons == (NOTHING_CHANGED,):  # the shadow is the baseline (a round put it back)
+                return RunEnds("not_fixed", f"not fixed: {why}", reasons)
+            self.emit(Notice(f"{why}; checked the changes made so far", self.spent.steps, "verify"))
+            if self._counted(verdict).accepted:
                 return RunEnds("fixed", f"verified fix (the model did not submit; {why})")
         return RunEnds("not_fixed", f"not fixed: {why}", reasons)
 

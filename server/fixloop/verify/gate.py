@@ -22,7 +22,7 @@ from fixloop.shadow import ShadowWorkspace
 from fixloop.shadow.clean_copy import add_clean_copy, make_clean_copy, remove_clean_copies, remove_clean_copy
 from fixloop.shadow.files import check_relpath
 from fixloop.verify.baseline import Baseline, matches, target_outcomes
-from fixloop.verify.port import GateVerdict
+from fixloop.verify.port import NOTHING_CHANGED, GateVerdict
 from fixloop.verify.proposal import proposal_changes
 from fixloop.verify.tamper import tamper_reasons
 
@@ -54,7 +54,7 @@ class VerificationGate:
         """Judge what the shadow holds now; `proposal` becomes what was judged."""
         changes = await asyncio.to_thread(self.shadow.changes)
         if not changes:
-            return GateVerdict(False, ("nothing was changed: edit the code under test, then submit",))
+            return GateVerdict(False, (NOTHING_CHANGED,))
         verdict, self.proposal = await self._judge_changes(changes, alone=True)
         return replace(verdict, changes=tuple(self.proposal))
 

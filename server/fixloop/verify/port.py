@@ -9,6 +9,8 @@ from typing import Protocol
 
 from fixloop.result import FileChange
 
+NOTHING_CHANGED = "nothing was changed: edit the code under test, then submit"  # `check`, shadow untouched
+
 
 @dataclass(frozen=True)
 class GateVerdict:
@@ -28,6 +30,8 @@ class GateVerdict:
 
 class Gate(Protocol):
     """The verification gate's port (verify/gate.py's `VerificationGate` is the one implementation)."""
+
+    proposal: list[FileChange]  # what the last accepted `check` judged, or what `accept` made the proposal
 
     async def check(self) -> GateVerdict:
         """Judge what the shadow holds now; when accepted, that is the proposal."""
