@@ -45,3 +45,5 @@ async def test_the_line_round_says_how_many_answers_it_refused_and_how_many_copi
 
     assert outcome.result.status == "not_fixed"
     assert "line-level round: 8 answer(s) drawn: 7 refused as invalid, 1 unchanged" in outcome.notices
+    # the line round's answers count among the run's drawn candidates (the bench's line figures read them)
+    assert outcome.result.candidates_drawn == len(START) + 8

@@ -86,6 +86,7 @@ class CandidateSearch:
         tried: TriedFixes | None = None,
         variety: DrawVariety | None = None,
         reask: bool = True,
+        figures: list[RoundFigures] | None = None,
     ) -> None:
         self.model = model
         self.gate = gate
@@ -97,7 +98,7 @@ class CandidateSearch:
         self.reask = reask
         self.rounds = 0
         self.candidates = 0  # drawn in all rounds
-        self.figures: list[RoundFigures] = []
+        self.figures = figures if figures is not None else []  # shared with another search: one run's list
 
     async def round(self, request: RoundRequest) -> RoundResult:
         """Draw, judge and choose; returns when drawing is over and every judging has finished."""

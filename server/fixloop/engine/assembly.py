@@ -18,6 +18,7 @@ from fixloop.agent.fix_pool import KeepSearching
 from fixloop.agent.line_round import LineRound, ShortDraws
 from fixloop.agent.mutant_round import SCREEN_SECONDS, SCREEN_TIMES, MutantRound, Spot
 from fixloop.agent.round_kinds import RoundKinds
+from fixloop.agent.round_result import RoundFigures
 from fixloop.agent.run_state import LoopLimits
 from fixloop.agent.sampling import CandidateSearch, SampleLimits
 from fixloop.agent.sampling_turns import SamplingTurns, round_tools
@@ -212,7 +213,7 @@ def sampling_for(
         reask=plan.reask_unchanged,
     )
     lines = (
-        line_round(plan, model, gate, base, emit, tried, material.focus, material.failures)
+        line_round(plan, model, gate, base, emit, tried, material.focus, material.failures, search.figures)
         if plan.round_kinds
         else None
     )
@@ -255,8 +256,10 @@ def line_round(
     tried: TriedFixes,
     functions: Sequence[ShownFunction],
     failures: Sequence[TestOutcome],
+    figures: list[RoundFigures] | None = None,
 ) -> LineRound:
-    """The line-level round: many short draws, each judged by the gate like any candidate."""
+    """The line-level round: many short draws, each judged by the gate like any candidate; its rounds'
+    figures join `figures` (the run's candidate rounds' list, so that the result and the bench count them)."""
     drawer = ShortDraws(model, LINE_TOKENS)
     # A line answer is short and plain: no per-draw hints, no code-form re-ask.
     search = CandidateSearch(
@@ -268,6 +271,7 @@ def line_round(
         tried=tried,
         variety=DrawVariety(False),
         reask=False,
+        figures=figures,
     )
     return LineRound(search, functions, failures, max(LINE_SAMPLES, plan.samples))
 
