@@ -63,6 +63,18 @@ def test_a_copy_back_is_told_what_its_code_produces_and_what_is_expected() -> No
     assert messages[3]["role"] == "user" and messages[3]["content"] == ask
 
 
+def test_a_copy_back_is_told_the_bug_may_be_in_another_function_than_the_one_it_copied() -> None:
+    reply = "card.py\n```python\ndef grade(score):\n    return 'B'\n\n\nasync def report(x):\n    pass\n```"
+    messages = reask_messages(plan_draw(PROMPT, 1, (), DrawVariety()), reply, ONE)
+
+    said = messages[-1]["content"]
+    assert (
+        "If the bug is not in `grade`, `report`, it is in another function shown above: fix that one." in said
+    )
+    assert "This code produces 'B' for that input" in said
+    assert "another function" not in unchanged_ask(ONE)  # no function named: no such sentence
+
+
 def test_a_copy_back_is_told_apart_from_a_reply_that_could_not_be_used() -> None:
     assert Candidate(1, "r", problem="the code block changes nothing in school.py").unchanged
     assert Candidate(

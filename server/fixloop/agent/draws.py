@@ -8,6 +8,7 @@ message, so the server's prompt cache still serves the rest.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,10 +77,14 @@ def with_hints(messages: list[dict[str, Any]], hints: Sequence[str]) -> list[dic
     return [*messages[:-1], last]
 
 
-def unchanged_ask(inputs: FailingInputs | None) -> str:
-    """What a draw that copied the code back unchanged is told at once: the failing call, what this code
-    produces for it and what is expected, and to change it."""
+def unchanged_ask(inputs: FailingInputs | None, copied: Sequence[str] = ()) -> str:
+    """What a draw that copied the code back unchanged is told at once: the functions it copied (`copied`)
+    may not hold the bug, the failing call, what this code produces for it and what is expected, and to
+    change it."""
     head = "Your code is the code that is there already: it changes nothing, and the test still fails."
+    if copied:
+        names = ", ".join(f"`{name}`" for name in copied)
+        head += f" If the bug is not in {names}, it is in another function shown above: fix that one."
     lines = failing_input_lines(inputs)
     if not lines:
         return f"{head} Find what is wrong in it, change it, and reply with the corrected code."
@@ -101,5 +106,13 @@ def reask_messages(draw: Draw, reply: str, inputs: FailingInputs | None) -> list
     return [
         *draw.messages,
         {"role": "assistant", "content": reply.strip() or "(a change that changes nothing)"},
-        {"role": "user", "content": unchanged_ask(inputs)},
+        {"role": "user", "content": unchanged_ask(inputs, defined_functions(reply))},
     ]
+
+
+_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+
+
+def defined_functions(reply: str) -> tuple[str, ...]:
+    """The names of the functions a reply's code defines, in order, each once."""
+    return tuple(dict.fromkeys(_DEF.findall(reply)))
