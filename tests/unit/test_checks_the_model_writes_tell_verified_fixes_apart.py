@@ -72,6 +72,22 @@ def test_the_failing_test_is_found_with_its_file_imports_a_method_and_a_function
     assert failing_test("tests/test_dates.py::test_2000", "def broken(:\n") is None
 
 
+def test_the_test_files_short_constants_head_the_checks_with_its_imports():
+    long = "TABLE = [\n" + "    1,\n" * 12 + "]\n"
+    head = "from reorder.policy import Rule\n\nRULES = {'tea': Rule(5, 20)}\n"
+    text = head + long + "\n\ndef test_low():\n    pass\n"
+
+    test = failing_test("tests/test_plan.py::test_low", text)
+
+    assert (
+        test is not None and test.imports == "from reorder.policy import Rule\nRULES = {'tea': Rule(5, 20)}"
+    )
+    module = check_module(
+        "```python\ndef test_tea():\n    assert RULES['tea'].target == 20\n```", test.imports
+    )
+    assert module is not None and module.startswith(test.imports)
+
+
 def test_a_check_module_is_the_answers_test_functions_headed_by_the_test_files_imports():
     module = check_module(CHECKS, "from dates import is_leap")
 

@@ -36,7 +36,8 @@ SYSTEM = "You write pytest tests from a function's documentation. You answer wit
 
 @dataclass(frozen=True)
 class FailingTest:
-    """What the checks are written beside: the failing test's file, its imports and its function."""
+    """What the checks are written beside: the failing test's file, what heads it (its imports and shared
+    constants) and its function."""
 
     path: str  # relative to the project root
     imports: str
@@ -134,7 +135,7 @@ def checks_prompt(fixes: Sequence[PooledFix], test: FailingTest, failure: str) -
         f"Write up to {MOST_CHECKS} more pytest test functions for the code, each checking one edge case of "
         "what its name, docstring and comments promise (boundaries, empty or zero inputs, the values just "
         "inside and just outside a limit), with plain asserts of exact expected values. Use the same "
-        "imports. Answer with one ```python block of test functions only." + _call_directly(shown)
+        "imports and names. Answer with one ```python block of test functions only." + _call_directly(shown)
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
 
@@ -189,8 +190,9 @@ def check_module(answer: str, imports: str) -> str | None:
 
 
 def failing_test(test_id: str, text: str) -> FailingTest | None:
-    """The failing test's file (`text`) as the checks need it: its imports and the test's function (a
-    method's class too); None when the function is not found there."""
+    """The failing test's file (`text`) as the checks need it: its imports and short module-level
+    assignments (the constants its tests share, `RULES = {...}`), and the test's function (a method's class
+    too); None when the function is not found there."""
     path, _, rest = test_id.partition("::")
     names = [part.split("[", 1)[0] for part in rest.split("::") if part]
     try:
@@ -198,7 +200,7 @@ def failing_test(test_id: str, text: str) -> FailingTest | None:
     except SyntaxError:
         return None
     lines = text.splitlines()
-    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    imports = [n for n in tree.body if _heads_checks(n)]
     found: ast.AST | None = None
     scope: list[ast.stmt] = tree.body
     for name in names:
@@ -209,3 +211,14 @@ def failing_test(test_id: str, text: str) -> FailingTest | None:
     head = "\n".join("\n".join(lines[n.lineno - 1 : n.end_lineno]) for n in imports)
     body = "\n".join(lines[found.lineno - 1 : found.end_lineno])  # type: ignore[attr-defined]
     return FailingTest(path, head, body)
+
+
+SHARED_LINES = 12  # a module-level assignment of the test file longer than this does not head the checks
+
+
+def _heads_checks(node: ast.stmt) -> bool:
+    """An import, or a short module-level assignment the file's tests may share."""
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return True
+    short = (node.end_lineno or node.lineno) - node.lineno < SHARED_LINES
+    return isinstance(node, ast.Assign | ast.AnnAssign) and short
