@@ -145,11 +145,13 @@ async def test_checks_that_tell_nothing_or_cannot_be_written_leave_the_order_fou
 
     told_nothing = await rank([outer, inner], None, "", seconds=60, checks=checks(same, []))
     assert told_nothing.fixes[0] is outer
+    assert told_nothing.said.count("mends 1 written check(s) the code failed before") == 2  # both mend 2024
     assert outer.evidence["written_checks"]["telling_apart"] == 0
 
     outer, inner = fix(OUTER), fix(INNER)
     unwritten = await rank([outer, inner], None, "", seconds=60, checks=checks("I cannot.", []))
     assert unwritten.fixes[0] is outer
+    assert "written checks not written: the answer held no test function" in unwritten.said
     assert inner.evidence["written_checks"] == "not written: the answer held no test function"
 
     outer, inner = fix(OUTER), fix(INNER)
@@ -172,6 +174,10 @@ async def test_a_lone_fix_that_breaks_a_check_the_code_passed_before_is_proposed
     said = proposal_summary(outer, 1)
     assert said.startswith(PLAIN) and f"{BROKE} (test_1900_is_not_leap): check the logic" in said
 
+    inner = fix(INNER)  # the right rule keeps both checks, and mends neither: they say nothing of it
+    quiet = await rank([inner], None, "", seconds=60, checks=checks(CHECKS, []))
+    assert "2 written check(s) told nothing" in quiet.said and not speaks_for(inner)
+
 
 async def test_a_lone_fix_that_mends_a_check_and_breaks_none_is_spoken_for():
     mends = CHECKS.replace("def test_2023_is_not_leap():\n    assert not is_leap(2023)",
@@ -182,6 +188,8 @@ async def test_a_lone_fix_that_mends_a_check_and_breaks_none_is_spoken_for():
 
     assert inner.evidence["written_checks"]["mended"] == ["test_2000_is_leap"]
     assert speaks_for(inner)
+    said = (await rank([inner], None, "", seconds=60, checks=checks(mends, []))).said
+    assert "mends 1 written check(s) the code failed before" in said
     assert proposal_summary(inner, 1).startswith("verified fix")
 
 

@@ -84,6 +84,12 @@ def _said(fix: PooledFix) -> str:
         why += f", passes {checked['passed']} of {checked['telling_apart']} telling written check(s)"
     if broken := broken_checks(fix):
         why += f", breaks {len(broken)} written check(s) the code passed before ({', '.join(broken[:3])})"
+    if isinstance(checked, dict) and checked.get("mended"):
+        why += f", mends {len(checked['mended'])} written check(s) the code failed before"
+    elif isinstance(checked, dict) and not checked["telling_apart"] and not broken:
+        why += f", {checked['written']} written check(s) told nothing"
+    elif isinstance(checked, str):
+        why += f", written checks {checked}"
     return f"{fix.origin}, {fix.size} line(s), {why}: {fix.describe()}"
 
 
