@@ -179,18 +179,20 @@ async def test_a_lone_fix_that_breaks_a_check_the_code_passed_before_is_proposed
     assert "2 written check(s) told nothing" in quiet.said and not speaks_for(inner)
 
 
-async def test_a_lone_fix_that_mends_a_check_and_breaks_none_is_spoken_for():
+async def test_a_check_a_lone_fix_mends_is_recorded_and_speaks_for_nothing():
+    """Live, the model's checks for semver_compare were near-copies of the failing test, some wrong
+    (`compare("1.0.0-rc.0", "1.0.0-rc.9") == 1`); the wrong one-token fix `(ka > kb) + (ka < kb)` mended
+    them all. A mended check is no evidence for a fix."""
     mends = CHECKS.replace("def test_2023_is_not_leap():\n    assert not is_leap(2023)",
                            "def test_2000_is_leap():\n    assert is_leap(2000)")  # fmt: skip
     inner = fix(INNER)
 
-    await rank([inner], None, "", seconds=60, checks=checks(mends, []))
+    ranking = await rank([inner], None, "", seconds=60, checks=checks(mends, []))
 
     assert inner.evidence["written_checks"]["mended"] == ["test_2000_is_leap"]
-    assert speaks_for(inner)
-    said = (await rank([inner], None, "", seconds=60, checks=checks(mends, []))).said
-    assert "mends 1 written check(s) the code failed before" in said
-    assert proposal_summary(inner, 1).startswith("verified fix")
+    assert "mends 1 written check(s) the code failed before" in ranking.said
+    assert not speaks_for(inner)
+    assert proposal_summary(inner, 1).startswith(PLAIN)
 
 
 def test_the_prompt_shows_each_function_the_fixes_change_and_names_each_to_call():

@@ -7,8 +7,9 @@ each version (never in the shadow, never in the proposal), and on the code as it
 check that some versions pass and others fail tells them apart; a version's score is the share of those it
 passes. A check that the code before the fix passes and a version fails is one the version `broke`: the
 model's expectation and the old code agree, and the fix changed it (`(ka > kb) + (ka < kb)` makes compare
-answer 1 for a lower version too). A check the code failed and a version passes is one it `mended`. A
-generated check can be wrong, so it never rejects a fix on its own: it ranks and it words the proposal.
+answer 1 for a lower version too). A check the code failed and a version passes is one it `mended`: it is
+recorded, and speaks for nothing (such checks are mostly near-copies of the failing test). A generated
+check can be wrong, so it never rejects a fix on its own: it ranks and it words the proposal.
 """
 
 from __future__ import annotations
@@ -105,14 +106,15 @@ def broken_checks(fix: PooledFix) -> list[str]:
 
 
 def checks_speak_for(fix: PooledFix) -> bool:
-    """The written checks speak for a fix when it breaks none of them, and passes every one that told the
-    versions apart (there were some), or mends one the code before it failed (none told them apart)."""
+    """The written checks speak for a fix when it breaks none of them and passes every one that told the
+    versions apart (there were some). A check it mends speaks for nothing: the model's checks are mostly
+    near-copies of the failing test (`compare("1.0.0-rc.0", "1.0.0-rc.9") == 1` beside the failing
+    `compare("1.0.0-rc.10", "1.0.0-rc.9") == 1`), which a fix that passes the test passes too, right or
+    not (`(ka > kb) + (ka < kb)` answers 1 to every pair that differs)."""
     said = fix.evidence.get("written_checks")
     if not isinstance(said, dict) or said.get("broke"):
         return False
-    if said["telling_apart"]:
-        return bool(said["telling_apart"] == said["passed"])
-    return bool(said.get("mended"))
+    return bool(said["telling_apart"]) and said["telling_apart"] == said["passed"]
 
 
 def checks_score(fix: PooledFix) -> float:
