@@ -9,7 +9,14 @@ from collections.abc import Sequence
 from fixloop.agent.fix_pool import PooledFix
 from fixloop.agent.ranking import rank, speaks_for
 from fixloop.agent.search import BROKE, PLAIN, proposal_summary
-from fixloop.agent.written_checks import CHECK_FILE, WrittenChecks, check_module, checks_prompt, failing_test
+from fixloop.agent.written_checks import (
+    CHECK_FILE,
+    WrittenChecks,
+    check_module,
+    checks_prompt,
+    failing_test,
+    reach_imports,
+)
 from fixloop.result import FileChange
 from leap_years import INNER, LEAP, OUTER
 
@@ -35,7 +42,7 @@ def run_in_memory(ran: list[tuple[str, str]]):
 
     async def run(changes: Sequence[FileChange], path: str, text: str, seconds: float) -> dict[str, bool]:
         ran.append((path, text))
-        code = (changes[0].new_text if changes else LEAP) + text.replace("from dates import is_leap", "")
+        code = (changes[0].new_text if changes else LEAP) + text.replace("from dates import is_leap", "pass")
         space: dict = {}
         exec(compile(code, path, "exec"), space)
         results = {}
@@ -86,6 +93,29 @@ def test_the_test_files_short_constants_head_the_checks_with_its_imports():
         "```python\ndef test_tea():\n    assert RULES['tea'].target == 20\n```", test.imports
     )
     assert module is not None and module.startswith(test.imports)
+
+
+async def test_the_changed_functions_are_imported_for_the_checks_that_forget_to():
+    """Live, the checks for stock_reorder called `order_quantity`, which the test file never imports: every
+    check a NameError on every version. The functions the fixes change head the checks as well, guarded (a
+    module path fixloop guessed wrong must not break the rest)."""
+    ran: list[tuple[str, str]] = []
+    forgot = CHECKS.replace("Here are the checks:\n", "")
+    outer, inner = fix(OUTER), fix(INNER)
+
+    await rank([outer, inner], None, "", seconds=60, checks=checks(forgot, ran))
+
+    head = "try:\n    from dates import is_leap\nexcept ImportError:  # a path fixloop guessed\n    pass"
+    assert all(head in text for _path, text in ran)
+    assert "try:\n    from no.such import f\nexcept ImportError" in reach_imports(
+        [
+            PooledFix(
+                (FileChange("no/such.py", "def f():\n    return 1\n", "def f():\n    return 2\n"),),
+                "mutants",
+                "",
+            )
+        ]
+    )
 
 
 def test_a_check_module_is_the_answers_test_functions_headed_by_the_test_files_imports():

@@ -36,6 +36,7 @@ def changes(line: int, text: str = CODE) -> dict[str, str]:
     ("line", "said", "changed"),
     [
         (2, "`<` → `<=`", "    if n <= len(xs) and not xs[n]:"),
+        (2, "`<` → `>=`", "    if n >= len(xs) and not xs[n]:"),  # the comparison negated
         (2, "`and` → `or`", "    if n < len(xs) or not xs[n]:"),
         (2, "`not` removed", "    if n < len(xs) and xs[n]:"),
         (2, "`len(xs)` → `len(xs) - 1`", "    if n < len(xs) - 1 and not xs[n]:"),

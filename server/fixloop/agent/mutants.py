@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 from fixloop.python_syntax import parse
 
-# token -> its replacements, most likely first
+# token -> its replacements, most likely first (a comparison's last: its negation, an inverted condition)
 SWAPS: dict[str, tuple[str, ...]] = {
-    "<": ("<=", ">"),
-    "<=": ("<", ">="),
-    ">": (">=", "<"),
-    ">=": (">", "<="),
+    "<": ("<=", ">", ">="),
+    "<=": ("<", ">=", ">"),
+    ">": (">=", "<", "<="),
+    ">=": (">", "<=", "<"),
     "==": ("!=",),
     "!=": ("==",),
     "+": ("-",),

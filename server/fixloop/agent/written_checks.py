@@ -68,7 +68,7 @@ class WrittenChecks:
 
     async def _weigh(self, fixes: Sequence[PooledFix], failure: str) -> str | None:
         answer = await self.write(checks_prompt(fixes, self.test, failure))
-        module = check_module(answer, self.test.imports)
+        module = check_module(answer, "\n".join(filter(None, (self.test.imports, reach_imports(fixes)))))
         if module is None:
             self.tell(f"the checks the model wrote hold no test:\n{answer.strip()[:2000]}")
             return "not written: the answer held no test function"
@@ -152,8 +152,34 @@ def _functions_changed(fixes: Sequence[PooledFix]) -> list[tuple[str, str]]:
 
 
 def _call_directly(shown: Sequence[tuple[str, str]]) -> str:
-    """The ask to test the changed functions themselves, with the imports that reach them (a module path from
-    the file's, a `src/` folder dropped); "" when the code shown holds no top-level function."""
+    """The ask to test the changed functions themselves, with the imports that reach them; "" when the code
+    shown holds no top-level function."""
+    imports = _reach(shown)
+    names = [name for found in imports.values() for name in found]
+    if not names:
+        return ""
+    called = " or ".join(f"`{name}`" for name in names)
+    reach = "; ".join(f"`{line}`" for line in _import_lines(imports))
+    return f" Call {called} itself in every test, not only what the failing test calls: {reach}."
+
+
+def reach_imports(fixes: Sequence[PooledFix]) -> str:
+    """The import lines that reach the functions the fixes change, one a module: they head the checks as
+    well as the test file's imports (the model is asked to call those functions and often forgets to
+    import them: `order_quantity` unimported, every check a NameError that tells nothing)."""
+    lines = _import_lines(_reach(_functions_changed(fixes)))
+    return "\n".join(
+        f"try:\n    {line}\nexcept ImportError:  # a path fixloop guessed\n    pass" for line in lines
+    )
+
+
+def _import_lines(imports: dict[str, list[str]]) -> list[str]:
+    return [f"from {module} import {', '.join(found)}" for module, found in imports.items()]
+
+
+def _reach(shown: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    """module -> the top-level functions of `shown` in it (a module path from the file's, a `src/` folder
+    dropped)."""
     imports: dict[str, list[str]] = {}
     for path, code in shown:
         name = (
@@ -164,12 +190,7 @@ def _call_directly(shown: Sequence[tuple[str, str]]) -> str:
         module = path.removesuffix(".py").removeprefix("src/").replace("/", ".").removesuffix(".__init__")
         if name.isidentifier() and name not in imports.get(module, []):
             imports.setdefault(module, []).append(name)
-    names = [name for found in imports.values() for name in found]
-    if not names:
-        return ""
-    called = " or ".join(f"`{name}`" for name in names)
-    reach = "; ".join(f"`from {module} import {', '.join(found)}`" for module, found in imports.items())
-    return f" Call {called} itself in every test, not only what the failing test calls: {reach}."
+    return imports
 
 
 def check_module(answer: str, imports: str) -> str | None:
