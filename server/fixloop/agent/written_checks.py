@@ -160,7 +160,9 @@ def _call_directly(shown: Sequence[tuple[str, str]]) -> str:
         return ""
     called = " or ".join(f"`{name}`" for name in names)
     reach = "; ".join(f"`{line}`" for line in _import_lines(imports))
-    return f" Call {called} itself in every test, not only what the failing test calls: {reach}."
+    call = f"{names[0]}(<its arguments>) == <the expected value>"
+    form = f"```python\ndef test_<the edge case>():\n    assert {call}\n```"  # a form a small model copies
+    return f" Call {called} itself in every test, not only what the failing test calls: {reach}. Each like:\n{form}"
 
 
 def reach_imports(fixes: Sequence[PooledFix]) -> str:
