@@ -162,7 +162,8 @@ def _call_directly(shown: Sequence[tuple[str, str]]) -> str:
     reach = "; ".join(f"`{line}`" for line in _import_lines(imports))
     call = f"{names[0]}(<its arguments>) == <the expected value>"
     form = f"```python\ndef test_<the edge case>():\n    assert {call}\n```"  # a form a small model copies
-    return f" Call {called} itself in every test, not only what the failing test calls: {reach}. Each like:\n{form}"
+    ask = f" Call {called} itself in every test, not only what the failing test calls: {reach}."
+    return f"{ask} Each like:\n{form}"
 
 
 def reach_imports(fixes: Sequence[PooledFix]) -> str:
