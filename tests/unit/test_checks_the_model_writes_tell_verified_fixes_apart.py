@@ -145,7 +145,7 @@ def test_the_prompt_shows_the_function_the_test_and_the_failure_and_asks_for_edg
     assert "def test_2000():" in text and "from dates import is_leap" in text
     assert "is_leap(2024)" in text and "edge case" in text
     assert "Call `is_leap` itself in every test" in text and "`from dates import is_leap`" in text
-    assert "def test_<the edge case>():\n    assert is_leap(<its arguments>) == <the expected value>" in text
+    assert "def test_edge_case_1():\n    assert is_leap(...) == ...\n" in text  # valid Python if copied
     assert len(text) < 3000
 
 

@@ -160,8 +160,8 @@ def _call_directly(shown: Sequence[tuple[str, str]]) -> str:
         return ""
     called = " or ".join(f"`{name}`" for name in names)
     reach = "; ".join(f"`{line}`" for line in _import_lines(imports))
-    call = f"{names[0]}(<its arguments>) == <the expected value>"
-    form = f"```python\ndef test_<the edge case>():\n    assert {call}\n```"  # a form a small model copies
+    # a form a small model copies, valid Python even copied as it is
+    form = f"```python\ndef test_edge_case_1():\n    assert {names[0]}(...) == ...\n```"
     ask = f" Call {called} itself in every test, not only what the failing test calls: {reach}."
     return f"{ask} Each like:\n{form}"
 
