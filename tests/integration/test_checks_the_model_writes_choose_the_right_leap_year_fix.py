@@ -1,6 +1,7 @@
 """On the bench's leap-year project the one-token round verifies more than one change; the checks the model
 writes from the code and the failing test (1900 is no leap year, 2000 is) run on each, and the right rule is
-proposed, the others kept in the pool with the check each failed. The check file never reaches the user."""
+proposed (the `!=` rule breaks none of the checks the old code passes either: it comes after, in the order
+found), the others kept in the pool with the check each broke. The check file never reaches the user."""
 
 from __future__ import annotations
 
@@ -44,16 +45,16 @@ async def test_the_fix_that_passes_the_written_checks_is_proposed(tmp_path, scri
     assert len(pool) == 3 and RIGHT in pool[0]["diff"]
     assert pool[0]["evidence"]["written_checks"] == {
         "written": 3,
-        "telling_apart": 2,
-        "passed": 2,
+        "kept_before": 1,  # only the 1900 check passes on the code before any fix: only it is weighed
+        "telling_apart": 1,
+        "passed": 1,
         "failed": [],
-        "broke": [],  # the code before any fix passed the 1900 check too
-        "mended": ["test_2000_is_a_leap_year", "test_2024_is_a_leap_year"],
+        "broke": [],
+        "mended": ["test_2000_is_a_leap_year", "test_2024_is_a_leap_year"],  # recorded, not weighed
     }
-    broke = sorted(name for entry in pool[1:] for name in entry["evidence"]["written_checks"]["broke"])
-    assert broke == ["test_1900_is_not_a_leap_year"]  # `or` outside makes 1900 a leap year again
-    failed = sorted(name for entry in pool[1:] for name in entry["evidence"]["written_checks"]["failed"])
-    assert failed == ["test_1900_is_not_a_leap_year", "test_2000_is_a_leap_year"]
+    broke = sorted(entry["evidence"]["written_checks"]["broke"] for entry in pool[1:])
+    assert broke == [[], ["test_1900_is_not_a_leap_year"]]  # `or` outside makes 1900 a leap year again
+    assert "+    return year % 4 == 0 or (year" in pool[2]["diff"]  # and so it ranks last
     asked = server.requests[-1]["messages"][-1]["content"]
     assert "def is_leap(year: int) -> bool:" in asked and "def test_month_end_renewal_in_a_leap_year" in asked
     assert any(

@@ -158,7 +158,8 @@ async def test_a_version_failing_a_check_the_other_passes_ranks_lower():
 
     assert ranking.fixes[0] is inner  # without the checks the first found (outer) came first
     assert inner.evidence["written_checks"] == {
-        "written": 2, "telling_apart": 1, "passed": 1, "failed": [], "broke": [], "mended": []
+        "written": 2, "kept_before": 2, "telling_apart": 1, "passed": 1,
+        "failed": [], "broke": [], "mended": [],
     }  # fmt: skip
     assert outer.evidence["written_checks"]["failed"] == ["test_1900_is_not_leap"]
     assert outer.evidence["written_checks"]["broke"] == ["test_1900_is_not_leap"]  # the code before passed it
@@ -168,6 +169,20 @@ async def test_a_version_failing_a_check_the_other_passes_ranks_lower():
     assert (
         len(told) == 1 and "def test_1900_is_not_leap" in told[0]
     )  # what the model wrote, for the transcript
+
+
+async def test_a_check_the_code_before_fails_is_recorded_and_never_weighed():
+    """Live, text_layout's checks expected a 9-character line at width 8: the code before failed that check,
+    the one wrong fix passed it, and it ranked the wrong fix first. A check the code before fails may be the
+    bug or the model's mistake (here: 1900 asserted a leap year); only checks the old code passes weigh."""
+    wrong = "```python\ndef test_1900_is_leap():\n    assert is_leap(1900)\n```"
+    inner, outer = fix(INNER), fix(OUTER)
+
+    ranking = await rank([inner, outer], None, "", seconds=60, checks=checks(wrong, []))
+
+    assert ranking.fixes[0] is inner  # the order found: the wrong check did not lift `or` outside
+    assert outer.evidence["written_checks"]["mended"] == ["test_1900_is_leap"]
+    assert outer.evidence["written_checks"]["telling_apart"] == 0 and not speaks_for(outer)
 
 
 async def test_checks_that_tell_nothing_or_cannot_be_written_leave_the_order_found():

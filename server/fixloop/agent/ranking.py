@@ -9,9 +9,7 @@
   recorded as such.
 - Checks the model writes from the docstring and the failing test (written_checks.py), run on every
   version and on the code before any fix (a pool of one mechanical fix too: nothing else weighs it): a
-  version that breaks a check the code before it passed ranks below one that breaks none; then the share
-  of the checks that tell the versions apart that a version passes. The two scores add up (a judgment
-  of 0..1, a checks share of 0..1, 0.5 where no check told).
+  version that breaks fewer of the checks the code before passed ranks higher, before the judgment.
 - Then: a fix the model wrote above a one-token change no model chose, and the smaller change.
 """
 
@@ -26,7 +24,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from fixloop.agent.fix_pool import PooledFix, function_before
-from fixloop.agent.written_checks import WrittenChecks, broken_checks, checks_score, checks_speak_for
+from fixloop.agent.written_checks import WrittenChecks, broken_checks, checks_speak_for
 from fixloop.errors import FixloopError
 
 # (messages) -> (answer text, {token: logprob} of the answer's first token; empty when not sent)
@@ -72,7 +70,7 @@ async def rank(
 
 def _key(fix: PooledFix, found: int) -> tuple[int, float, bool, int, int]:
     judged = fix.evidence.get("judgment")
-    score = (judged["score"] if isinstance(judged, dict) else 0.0) + checks_score(fix)
+    score = judged["score"] if isinstance(judged, dict) else 0.0
     return (len(broken_checks(fix)), -round(score, 2), fix.mechanical, fix.size, found)
 
 

@@ -1,15 +1,19 @@
 """Checks the model writes from the code's name, docstring and comments and the failing test's examples, run
-against every verified version of the pool: evidence for ranking, never a verdict.
+against every verified version of the pool and the code before any fix: evidence for ranking, never a
+verdict.
 
 One request asks for a few pytest functions that pin the function's intended behaviour at its edges; the
-answer's code block, headed by the failing test file's imports, runs beside that file on a clean copy of
-each version (never in the shadow, never in the proposal), and on the code as it was before any fix. A
-check that some versions pass and others fail tells them apart; a version's score is the share of those it
-passes. A check that the code before the fix passes and a version fails is one the version `broke`: the
-model's expectation and the old code agree, and the fix changed it (`(ka > kb) + (ka < kb)` makes compare
-answer 1 for a lower version too). A check the code failed and a version passes is one it `mended`: it is
-recorded, and speaks for nothing (such checks are mostly near-copies of the failing test). A generated
-check can be wrong, so it never rejects a fix on its own: it ranks and it words the proposal.
+answer's code block, headed by the failing test file's imports and constants and by guarded imports of the
+changed functions, runs beside that file on a clean copy of each version (never in the shadow, never in
+the proposal), and on the code as it was. Only the checks the code before passes are weighed: there the
+model's expectation and the old code agree, and a version that fails one `broke` behaviour nobody asked to
+change (`(ka > kb) + (ka < kb)` makes compare answer 1 for a lower version too). A check the code before
+fails may be the bug, or the model's mistake: live, text_layout's checks expected a 9-character line at
+width 8 and the one wrong fix passed it; semver_compare's were near-copies of the failing test, some wrong,
+and the wrong fix passed them all. Such a check is recorded (`mended` by a version that passes it), never
+weighed. A version that breaks fewer checks ranks higher; a check that some versions pass and others fail
+tells them apart. A generated check can be wrong, so it never rejects a fix on its own: it ranks and it
+words the proposal.
 """
 
 from __future__ import annotations
@@ -76,26 +80,31 @@ class WrittenChecks:
         path = str(PurePosixPath(self.test.path).parent / CHECK_FILE)
         before = await self.run([], path, module, 60.0)  # the code as it was: what a fix keeps or breaks
         results = [await self.run(fix.changes, path, module, 60.0) for fix in fixes]
+        if before is None:
+            return "not weighed: the checks could not run on the code before any fix"
         ran = [result for result in results if result is not None]
         names = sorted({name for result in ran for name in result})
-        apart = [name for name in names if len({result.get(name, False) for result in ran}) > 1]
+        kept = [name for name in names if before.get(name)]  # the checks the code before passes
+        apart = [name for name in kept if len({result.get(name, False) for result in ran}) > 1]
         for fix, result in zip(fixes, results, strict=True):
-            fix.evidence["written_checks"] = _evidence(result, names, apart, before)
+            fix.evidence["written_checks"] = _evidence(result, names, kept, apart, before)
         return None
 
 
 def _evidence(
-    result: dict[str, bool] | None, names: list[str], apart: list[str], before: dict[str, bool] | None
+    result: dict[str, bool] | None,
+    names: list[str],
+    kept: list[str],
+    apart: list[str],
+    before: dict[str, bool],
 ) -> dict[str, Any] | str:
     if result is None:
         return "could not run on this version"
-    passed = [name for name in apart if result.get(name)]
-    failed = [name for name in apart if not result.get(name)]
-    said: dict[str, Any] = {"written": len(names), "telling_apart": len(apart), "passed": len(passed)}
-    said["failed"] = failed
-    if before is not None:
-        said["broke"] = [name for name in names if before.get(name) and not result.get(name)]
-        said["mended"] = [name for name in names if before.get(name) is False and result.get(name)]
+    said: dict[str, Any] = {"written": len(names), "kept_before": len(kept), "telling_apart": len(apart)}
+    said["passed"] = sum(1 for name in apart if result.get(name))
+    said["failed"] = [name for name in apart if not result.get(name)]
+    said["broke"] = [name for name in kept if not result.get(name)]
+    said["mended"] = [name for name in names if before.get(name) is False and result.get(name)]
     return said
 
 
@@ -107,22 +116,11 @@ def broken_checks(fix: PooledFix) -> list[str]:
 
 def checks_speak_for(fix: PooledFix) -> bool:
     """The written checks speak for a fix when it breaks none of them and passes every one that told the
-    versions apart (there were some). A check it mends speaks for nothing: the model's checks are mostly
-    near-copies of the failing test (`compare("1.0.0-rc.0", "1.0.0-rc.9") == 1` beside the failing
-    `compare("1.0.0-rc.10", "1.0.0-rc.9") == 1`), which a fix that passes the test passes too, right or
-    not (`(ka > kb) + (ka < kb)` answers 1 to every pair that differs)."""
+    versions apart (of those the code before passed: there were some)."""
     said = fix.evidence.get("written_checks")
     if not isinstance(said, dict) or said.get("broke"):
         return False
     return bool(said["telling_apart"]) and said["telling_apart"] == said["passed"]
-
-
-def checks_score(fix: PooledFix) -> float:
-    """The share of the telling checks a fix passes; 0.5 (no evidence either way) where none told."""
-    said = fix.evidence.get("written_checks")
-    if not isinstance(said, dict) or not said["telling_apart"]:
-        return 0.5
-    return said["passed"] / said["telling_apart"]
 
 
 def checks_prompt(fixes: Sequence[PooledFix], test: FailingTest, failure: str) -> list[dict[str, str]]:
