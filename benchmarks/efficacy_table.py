@@ -1,5 +1,7 @@
 """The efficacy table (before vs after a change) from the bench's result files, printed, and with --write put
-between its markers in README.md (the summary) and docs/bench.md (the summary, every case, the sources).
+between its markers in README.md (the summary) and docs/bench.md (the summary, every case, the sources);
+--write also records the files and labels in benchmarks/results/efficacy-table.json, from which the suite
+checks that the committed tables are what those files give.
 
     python benchmarks/efficacy_table.py --before benchmarks/results/efficacy-before-sample.jsonl \
         --after benchmarks/results/efficacy-after-sample*.jsonl --write
@@ -8,6 +10,7 @@ between its markers in README.md (the summary) and docs/bench.md (the summary, e
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from fixloop.bench.efficacy import (
@@ -20,6 +23,7 @@ from fixloop.bench.efficacy import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ROOT / "benchmarks" / "results" / "efficacy-table.json"  # which files and labels the tables show
 
 
 def blocks(before: Side, after: Side) -> tuple[str, str]:
@@ -49,6 +53,12 @@ def main() -> int:
         for path, block in ((ROOT / "README.md", readme), (ROOT / "docs" / "bench.md", docs)):
             path.write_text(replace_block(path.read_text(encoding="utf-8"), block, path), encoding="utf-8")
             print(f"written: {path.relative_to(ROOT)}")
+        sides = {
+            "before": {"label": args.before_label, "files": [str(_relative(p)) for p in args.before]},
+            "after": {"label": args.after_label, "files": [str(_relative(p)) for p in args.after]},
+        }
+        SOURCES.write_text(json.dumps(sides, indent=2) + "\n", encoding="utf-8")
+        print(f"written: {SOURCES.relative_to(ROOT)}")
     return 0
 
 
