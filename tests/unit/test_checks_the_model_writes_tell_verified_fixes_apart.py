@@ -257,3 +257,24 @@ def test_the_prompt_shows_each_function_the_fixes_change_and_names_each_to_call(
     assert text.count("def needs(n, point):") == 1 and text.count("def quantity(n, point):") == 1
     assert "Call `quantity` or `needs` itself in every test" in text
     assert "`from stock.policy import quantity, needs`" in text
+
+
+async def test_checks_that_cannot_run_on_the_code_before_weigh_nothing_and_run_no_version():
+    ran: list[tuple[str, str]] = []
+    run = run_in_memory(ran)
+
+    async def before_fails(changes, path, text, seconds):
+        return None if not changes else await run(changes, path, text, seconds)
+
+    test = failing_test("tests/test_dates.py::TestLeap::test_2024", TEST_FILE)
+    assert test is not None
+
+    async def write(messages):
+        return CHECKS
+
+    outer, inner = fix(OUTER), fix(INNER)
+    await rank([outer, inner], None, "", seconds=60, checks=WrittenChecks(write, before_fails, test))
+
+    said = "not weighed: the checks could not run on the code before any fix"
+    assert outer.evidence["written_checks"] == inner.evidence["written_checks"] == said
+    assert ran == []  # no version was run for nothing

@@ -79,9 +79,9 @@ class WrittenChecks:
         self.tell(f"the model wrote checks for the pool's fixes:\n{module[:3000]}")
         path = str(PurePosixPath(self.test.path).parent / CHECK_FILE)
         before = await self.run([], path, module, 60.0)  # the code as it was: what a fix keeps or breaks
-        results = [await self.run(fix.changes, path, module, 60.0) for fix in fixes]
-        if before is None:
+        if before is None:  # nothing to weigh against: no version is run
             return "not weighed: the checks could not run on the code before any fix"
+        results = [await self.run(fix.changes, path, module, 60.0) for fix in fixes]
         ran = [result for result in results if result is not None]
         names = sorted({name for result in ran for name in result})
         kept = [name for name in names if before.get(name)]  # the checks the code before passes
