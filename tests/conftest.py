@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -102,6 +104,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+CPU_PROFILE = os.environ.get("FIXLOOP_CPU_PROFILE")  # a file: each test's wall and CPU seconds
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """With FIXLOOP_CPU_PROFILE set, appends a JSON line per test: its wall seconds and the CPU seconds of
+    this process and of the child processes it waited for (the suite is CPU-bound on 2 cores: wall time
+    under xdist says little of where the cores went)."""
+    if not CPU_PROFILE:
+        yield
+        return
+    before = _cpu_seconds(), time.monotonic()
+    yield
+    cpu, wall = _cpu_seconds() - before[0], time.monotonic() - before[1]
+    row = {"id": item.nodeid, "cpu": round(cpu, 2), "wall": round(wall, 2)}
+    with open(CPU_PROFILE, "a", encoding="utf-8") as out:
+        out.write(json.dumps(row) + "\n")
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 FILE_SECONDS = Path(__file__).parent / "file_durations.json"  # scripts/test_durations.py writes it

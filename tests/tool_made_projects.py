@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from built_once import built_once
+from built_once import build_key, built_once
 from support import commit_all
 
 HOME_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")  # before tests patch it
@@ -28,6 +28,11 @@ WORDS_BUG = 'return [word.lower() for word in text.split(" ")]'
 WORDS_FIX = "return [word.lower() for word in text.split()]"
 TARGET = "test_word_count_ignores_repeated_whitespace"
 BUILD_TIMEOUT = 600
+# The set-ups are kept between runs (built_once) while this file, the helpers it builds with and the
+# interpreter stay the same; pytest, uv and poetry come from PyPI at their newest when first built.
+BUILD_KEY = build_key(
+    Path(__file__), Path(__file__).with_name("built_once.py"), Path(__file__).with_name("support.py")
+)
 
 
 @dataclass(frozen=True)
@@ -196,7 +201,7 @@ class ProjectBuilder:
                 self.pip(self.venv(venv), "uv", "poetry", cwd=venv.parent)
 
             try:
-                venv = built_once(self.factory, "tool-made-tools-venv", build)
+                venv = built_once(self.factory, "tool-made-tools-venv", build, key=BUILD_KEY)
             except RuntimeError as error:  # uv and poetry are used "where installable"
                 self._tools_error = f"uv and poetry are not installable from PyPI here: {str(error)[-500:]}"
                 pytest.skip(self._tools_error)
@@ -216,9 +221,27 @@ class ProjectBuilder:
                 made = {**BUILDERS, **PITFALLS}[name](self, folder)
                 folder.with_name(f"{folder.name}.pickle").write_bytes(pickle.dumps(made))
 
-            folder = built_once(self.factory, f"tool-made-{name}", build)
+            folder = built_once(
+                self.factory, f"tool-made-{name}", build, key=BUILD_KEY, still_good=_as_committed
+            )
             self.built[name] = pickle.loads(folder.with_name(f"{folder.name}.pickle").read_bytes())
         return self.built[name]
+
+
+def _as_committed(folder: Path) -> bool:
+    """Whether every repository of a kept set-up is as its build committed it (tests must not change it)."""
+    repos = [git.parent for pattern in (".git", "*/.git", "*/*/.git") for git in folder.glob(pattern)]
+    for repo in repos:
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if status.returncode != 0 or status.stdout:
+            return False
+    return bool(repos) and folder.with_name(f"{folder.name}.pickle").is_file()
 
 
 GITIGNORE = ".venv/\nvenv/\n*.egg-info/\n__pycache__/\nbuild/\ndist/\n"

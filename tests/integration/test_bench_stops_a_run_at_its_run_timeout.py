@@ -71,15 +71,24 @@ def test_a_run_ends_on_its_own_time_budget_before_the_run_timeout(tmp_path: Path
             "case.json": '{"failing_test_ids": ["tests/test_calc.py::test_add"]}',
             "calc.py": "def add(a, b):\n    return a - b\n",
             "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-            "tests/test_slow.py": "import time\n"
-            + "".join(f"\n\ndef test_slow_{n}():\n    time.sleep(2)\n" for n in range(40)),
+            # slow only in the run, once the model wrote go.txt: the judge's run of the case stays quick
+            "tests/test_slow.py": "import os\nimport time\n"
+            + "".join(
+                f"\n\ndef test_slow_{n}():\n    if os.path.exists('go.txt'):\n        time.sleep(2)\n"
+                for n in range(40)
+            ),
         },
     )
     turns = [  # a different test each turn, so the run is never stuck
         {
             "content": "checking.",
             "tool_calls": [
-                {"name": "run_tests", "arguments": {"test_ids": [f"tests/test_slow.py::test_slow_{n}"]}}
+                *(
+                    [{"name": "write_file", "arguments": {"path": "go.txt", "content": "go\n"}}]
+                    if n == 0
+                    else []
+                ),
+                {"name": "run_tests", "arguments": {"test_ids": [f"tests/test_slow.py::test_slow_{n}"]}},
             ],
         }
         for n in range(40)
@@ -89,6 +98,7 @@ def test_a_run_ends_on_its_own_time_budget_before_the_run_timeout(tmp_path: Path
     assert "time budget used up" in row["summary"], row
     assert row["wall_seconds"] < 30
     assert "run timeout" not in row["note"]
+    assert row["steps"] >= 5  # the tests it ran were slow: it ran out of time, not of turns
 
 
 def test_a_run_past_the_run_timeout_is_stopped_and_counts_as_not_fixed(tmp_path: Path):

@@ -1,6 +1,6 @@
 """scripts/test.sh's plumbing: `--suite-part` splits the suite into the main part and the real-editor and
 real-model tests apart; suite_total.py sums both parts into one closing line and one exit code; a build
-asked for by several workers at once is made once."""
+asked for by several workers at once is made once, and a keyed build is kept for the next run."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from built_once import built_once
+from built_once import CACHE_ENV, built_once
 
 REPO = Path(__file__).resolve().parents[2]
 E2E_FILE = "tests/e2e/test_neovim.py"
@@ -111,6 +111,44 @@ def test_a_build_asked_for_by_several_workers_at_once_is_made_once(tmp_path: Pat
         answers = list(pool.map(_count_build, [str(tmp_path)] * 8))
     assert answers == ["ok"] * 8
     assert (tmp_path / "builds.log").read_text() == "built\n"
+
+
+def test_a_keyed_build_is_kept_between_runs_until_its_key_changes_or_a_test_changed_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    builds: list[str] = []
+
+    def run(key: str, good: bool = True) -> Path:  # a run of its own: a new base folder
+        base = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
+        base.mkdir()
+
+        class Factory:
+            @staticmethod
+            def getbasetemp() -> Path:
+                return base
+
+        def build(folder: Path) -> None:
+            builds.append(key)
+            (folder / "made").write_text(key)
+            folder.with_name(f"{folder.name}.pickle").write_text("beside")
+
+        return built_once(Factory(), "thing", build, key=key, still_good=lambda f: good)  # type: ignore[arg-type]
+
+    first = run("0123456789abcdef")
+    assert run("0123456789abcdef") == first and builds == ["0123456789abcdef"]  # kept: not built again
+    assert first.parent == tmp_path / "cache"
+    run("0123456789abcdef", good=False)  # a test left it changed: built again
+    assert builds == ["0123456789abcdef"] * 2
+    second = run("fedcba9876543210")  # the builder changed: built anew, the old build removed
+    assert (second / "made").read_text() == "fedcba9876543210"
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".lock")) == [
+        "thing-fedcba9876543210",
+        "thing-fedcba9876543210.done",
+        "thing-fedcba9876543210.pickle",
+    ]
+    monkeypatch.setenv(CACHE_ENV, "off")
+    assert run("fedcba9876543210").parent.name == "built-once" and len(builds) == 4  # off: built per run
 
 
 def test_a_worker_takes_the_slowest_files_first_and_keeps_each_files_own_order():
