@@ -2,7 +2,8 @@
 from a folder outside it) it carries its LICENSE, metadata and the projects it ships, and runs `fixloop demo`
 and `fixloop bench` on a packaged case against the scripted model.
 
-One build and one venv for the module (pip's own cache keeps the install quick); each command runs once.
+One build and one venv for the module (pip's own cache keeps the install quick), kept between runs while no
+file the build could read changes (tests/built_once.py); each command runs once.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from built_once import build_key, built_once
 from fixloop import __version__
 from scripted_model import ScriptedModelServer
 from support import REPO_ROOT, fix_script
@@ -56,7 +58,6 @@ def _step(command: list[str], env: dict[str, str], cwd: Path) -> None:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     started = time.monotonic()
-    base = tmp_path_factory.mktemp("wheel")
     env = {
         key: value
         for key, value in os.environ.items()
@@ -65,20 +66,39 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     # pip's cache stays the user's own (the tests point XDG_CACHE_HOME elsewhere)
     env["PIP_CACHE_DIR"] = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    _step([sys.executable, "-m", "build", "--outdir", str(base / "dist"), str(REPO_ROOT)], env, base)
+
+    def build(base: Path) -> None:
+        _step([sys.executable, "-m", "build", "--outdir", str(base / "dist"), str(REPO_ROOT)], env, base)
+        (wheel,) = (base / "dist").glob("fixloop-*.whl")
+        _step([sys.executable, "-m", "venv", str(base / "venv")], env, base)
+        _step([str(base / "venv" / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], env, base)
+
+    base = built_once(tmp_path_factory, "wheel-install", build, key=_sources_key())
     (wheel,) = (base / "dist").glob("fixloop-*.whl")
-    venv = base / "venv"
-    _step([sys.executable, "-m", "venv", str(venv)], env, base)
-    _step([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], env, base)
-    work = base / "elsewhere"
-    work.mkdir()
+    work = tmp_path_factory.mktemp("elsewhere")
     env.update(
-        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
-        XDG_CACHE_HOME=str(base / "cache"),
+        PATH=f"{base / 'venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        XDG_CACHE_HOME=str(work / "cache"),
         FIXLOOP_API_KEY="none",
         PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
     )
-    return Installed(wheel, venv, work, env, time.monotonic() - started)
+    return Installed(wheel, base / "venv", work, env, time.monotonic() - started)
+
+
+def _sources_key() -> str:
+    """A key over every file of the checkout the build could read (tracked or not, not ignored, tests aside);
+    "" (built every run) where git cannot list them."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        check=False,
+    )
+    if listed.returncode != 0:
+        return ""
+    names = sorted({n for n in listed.stdout.decode().split("\0") if n and not n.startswith("tests/")})
+    files = [REPO_ROOT / name for name in names if (REPO_ROOT / name).is_file()]
+    return build_key(*files, extra=[str(p.relative_to(REPO_ROOT)) for p in files])
 
 
 def test_the_wheel_carries_license_metadata_and_the_shipped_projects(installed: Installed):
@@ -129,7 +149,7 @@ def test_the_installed_fixloop_is_the_wheel_not_the_checkout(installed: Installe
     module, fixtures = done.stdout.split()
     assert module.startswith(str(installed.venv)) and fixtures.startswith(str(installed.venv)), done.stdout
     assert installed.run("--version").stdout.strip() == f"fixloop {__version__}"
-    print(f"\nwheel build + fresh venv + install: {installed.seconds:.1f} s")
+    print(f"\nwheel build + fresh venv + install (or those kept): {installed.seconds:.1f} s")
 
 
 def test_doctor_runs_from_the_wheel_as_pipx_and_uvx_would_run_it(installed: Installed):
