@@ -147,13 +147,15 @@ async def test_a_fix_that_still_hangs_is_rejected_for_the_timeout(checked) -> No
 
 async def test_no_change_and_cheating_code_are_rejected(checked) -> None:
     project = await checked("conftest_fixture", [CATALOG_TARGET])
-    assert (await project.gate().check()).reasons == (
-        "nothing was changed: edit the code under test, then submit",
-    )
+    untouched = await project.gate().check()
+    assert untouched.reasons == ("nothing was changed: edit the code under test, then submit",)
+    assert untouched.unchanged  # nothing was judged: the loop spends no attempt on it
     (project.root / "debug_search.py").write_text("print('debugging')\n")
-    assert (await project.gate().check()).reasons == (
+    only_new = await project.gate().check()
+    assert only_new.reasons == (
         "only new files that nothing imports were added (debug_search.py): edit the code under test",
     )
+    assert not only_new.unchanged
     write(
         project.root,
         "library/catalog.py",

@@ -20,7 +20,7 @@ class ShadowGate:
 
     async def check(self) -> GateVerdict:
         if not self.changes:
-            return GateVerdict(False, (NOTHING_CHANGED,))
+            return GateVerdict(False, (NOTHING_CHANGED,), unchanged=True)
         return GateVerdict(True, (), changes=self.changes)
 
 

@@ -118,6 +118,18 @@ async def test_the_changed_functions_are_imported_for_the_checks_that_forget_to(
     )
 
 
+def test_the_changed_functions_module_is_named_without_src_and_only_top_level_functions_are_imported():
+    def changed(path: str, old: str) -> PooledFix:
+        return PooledFix((FileChange(path, old, old.replace("return 1", "return 2")),), "mutants", "")
+
+    long_def = "def count(\n    text: str,\n    sep: str = ':',\n) -> dict[str, int]:\n" + "    x = 1\n" * 50
+    long_def += "    return 1\n"  # past the 40 lines shown: the function is shown cut short
+    assert "from words.counting import count\n" in reach_imports([changed("src/words/counting.py", long_def)])
+    assert "from pkg import f\n" in reach_imports([changed("pkg/__init__.py", "def f():\n    return 1\n")])
+    method = "class A:\n    def f(self):\n        return 1\n"
+    assert reach_imports([changed("pkg/a.py", method)]) == ""  # a method is not importable by name
+
+
 def test_a_check_module_is_the_answers_test_functions_headed_by_the_test_files_imports():
     module = check_module(CHECKS, "from dates import is_leap")
 

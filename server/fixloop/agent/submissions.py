@@ -12,7 +12,7 @@ from fixloop.agent.tried import TriedFixes
 from fixloop.events import Event, Notice, Verdict
 from fixloop.shadow import unified_diff
 from fixloop.tools.base import ToolResult
-from fixloop.verify.port import NOTHING_CHANGED, Gate, GateVerdict
+from fixloop.verify.port import Gate, GateVerdict
 
 USER_REJECTED = "the user rejected exactly this fix: the tests pass with it, but find a different one"
 
@@ -78,7 +78,7 @@ class Submissions:
         holding no change is no attempt: nothing is judged, counted or told."""
         if self.spent.attempts < self.limits.attempts:
             verdict = await self.gate.check()
-            if verdict.reasons == (NOTHING_CHANGED,):  # the shadow is the baseline (a round put it back)
+            if verdict.unchanged:  # the shadow is the baseline (a round put it back)
                 return RunEnds("not_fixed", f"not fixed: {why}", reasons)
             self.emit(Notice(f"{why}; checked the changes made so far", self.spent.steps, "verify"))
             if self._counted(verdict).accepted:

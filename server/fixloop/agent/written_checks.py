@@ -27,6 +27,7 @@ from typing import Any
 
 from fixloop.agent.fix_pool import PooledFix, function_before
 from fixloop.errors import FixloopError
+from fixloop.project import module_names
 from fixloop.python_syntax import parse
 from fixloop.result import FileChange
 from fixloop.tools.code_reply import code_blocks
@@ -179,19 +180,29 @@ def _import_lines(imports: dict[str, list[str]]) -> list[str]:
 
 
 def _reach(shown: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
-    """module -> the top-level functions of `shown` in it (a module path from the file's, a `src/` folder
+    """module -> the top-level functions of `shown` in it (the file's longest module name, a `src/` folder
     dropped)."""
     imports: dict[str, list[str]] = {}
     for path, code in shown:
-        name = (
-            code.split("(", 1)[0].removeprefix("async ").removeprefix("def ").strip()
-            if code.startswith(("def ", "async def "))
-            else ""
-        )
-        module = path.removesuffix(".py").removeprefix("src/").replace("/", ".").removesuffix(".__init__")
-        if name.isidentifier() and name not in imports.get(module, []):
+        name = _function_named(code)
+        names = [module for module in module_names(path) if not module.startswith("src.")]
+        module = max(names, key=len, default="")
+        if name and module and name not in imports.get(module, []):
             imports.setdefault(module, []).append(name)
     return imports
+
+
+def _function_named(code: str) -> str:
+    """The name of the top-level function `code` defines ("" for a method or lines that are no function);
+    its `def` line alone is enough (the code shown may be cut short)."""
+    if not code.startswith(("def ", "async def ")):
+        return ""
+    header = code.split(":\n", 1)[0] + ":\n    pass\n"
+    try:
+        node = parse(header).body[0]
+    except (SyntaxError, IndexError):
+        return ""
+    return node.name if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else ""
 
 
 def check_module(answer: str, imports: str) -> str | None:

@@ -54,7 +54,7 @@ class VerificationGate:
         """Judge what the shadow holds now; `proposal` becomes what was judged."""
         changes = await asyncio.to_thread(self.shadow.changes)
         if not changes:
-            return GateVerdict(False, (NOTHING_CHANGED,))
+            return GateVerdict(False, (NOTHING_CHANGED,), unchanged=True)
         verdict, self.proposal = await self._judge_changes(changes, alone=True)
         return replace(verdict, changes=tuple(self.proposal))
 

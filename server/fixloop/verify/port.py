@@ -26,6 +26,7 @@ class GateVerdict:
     # Per still-failing target, its failing call (arguments, line, expected vs actual) headed by its test
     # id, as `failing_input_lines` renders it; none when the failingInputs setting is off.
     inputs: tuple[str, ...] = ()
+    unchanged: bool = False  # the shadow held nothing but the baseline: nothing was judged
 
 
 class Gate(Protocol):
