@@ -33,8 +33,9 @@ def kept_root() -> Path | None:
 
 
 def build_key(*sources: Path, extra: Iterable[str] = ()) -> str:
-    """A key that changes with the text of `sources`, `extra`, and the interpreter the suite runs on."""
-    digest = hashlib.sha256(f"{sys.version}\n{sys.executable}\n".encode())
+    """A key that changes with the text of `sources`, `extra`, and the interpreter the suite runs on (its
+    base installation: a venv made from the suite's venv is made from that, wherever the checkout lies)."""
+    digest = hashlib.sha256(f"{sys.version}\n{sys.base_prefix}\n".encode())
     for source in sources:
         digest.update(source.read_bytes())
     for item in extra:
