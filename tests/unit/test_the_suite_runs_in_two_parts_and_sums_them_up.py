@@ -176,3 +176,26 @@ def test_a_worker_takes_the_slowest_files_first_and_keeps_each_files_own_order()
     assert list(dict.fromkeys(i.split("::")[0] for i in as_given)) == files
     for name in files:  # each file's own tests keep their order
         assert [i for i in on_worker if i.startswith(name)] == [i for i in as_given if i.startswith(name)]
+
+
+def test_the_cpu_profile_records_each_tests_seconds_and_the_benchmark_sums_them(tmp_path: Path):
+    """FIXLOOP_CPU_PROFILE=FILE: a JSON line per test with its wall and CPU seconds (children included);
+    benchmarks/suite_profile.py totals them by folder and lists the slowest tests and files."""
+    profile = tmp_path / "profile.jsonl"
+    test = f"{UNIT_FILE}::test_a_failed_broken_or_empty_suite_fails"
+    env = {**os.environ, "FIXLOOP_CPU_PROFILE": str(profile)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", test],
+        cwd=REPO, capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    rows = [json.loads(line) for line in profile.read_text().splitlines()]
+    assert len(rows) == 3 and all(r["id"].startswith(test) and r["cpu"] >= 0 and r["wall"] > 0 for r in rows)
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import suite_profile
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    lines = suite_profile.report(rows, top=2)
+    assert lines[0].startswith("3 tests: ") and lines[1].startswith("CPU s by folder: unit ")
+    assert sum(line.startswith("  ") and UNIT_FILE in line for line in lines) == 6  # 2 tests, 1 file; x2
