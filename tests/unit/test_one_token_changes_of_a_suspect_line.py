@@ -216,7 +216,7 @@ async def test_once_a_change_is_verified_the_other_changes_of_its_line_go_next()
     gate = RuleGate("return a < b\n")
     one_round = MutantRound(gate, lambda: _ready(base), [Spot("m.py", 2), Spot("m.py", 5)], lambda e: None,
                             parallel=1)  # fmt: skip
-    found = await one_round.round(0, seconds=30, want=9, keep=1.0)
+    found = await one_round.round(0, seconds=30, want=9, cutoff=lambda: time.monotonic() + 30)
     assert [summary.split(" (")[0] for summary, _ in found] == ["m.py line 2: `>` → `<`"]
     lines = [_changed_line(code, text) for text in gate.screened]
     winner = gate.screened.index(found[0][1][0].new_text)

@@ -31,6 +31,12 @@ def test_the_pool_keeps_distinct_fixes_and_settles_by_count_or_by_time():
     assert pool.add(fix(INNER).changes, "start", "inner", deadline)
     assert pool.settled() and pool.wanted() == 0
 
+    early = FixPool(KeepSearching(most=3, share=0.5))  # a round asks for the cutoff at its first win
+    until = early.cutoff(deadline)
+    assert 40 < until - time.monotonic() <= 50 and early.until == until and not early.settled()
+    early.add(fix(OUTER).changes, "mutants", "outer", time.monotonic() + 500)
+    assert early.until == until  # adding the fix later keeps the one cutoff: one rule for round and pool
+
     at_once = FixPool(KeepSearching(most=3, share=0.0))
     at_once.add(fix(OUTER).changes, "mutants", "outer", deadline)
     assert at_once.settled()  # share 0: the first verified fix ends the search

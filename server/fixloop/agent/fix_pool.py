@@ -97,10 +97,17 @@ class FixPool:
         if not fix.changes or any(known.key == fix.key for known in self.fixes):
             return False
         self.fixes.append(fix)
+        self.cutoff(deadline)
+        return True
+
+    def cutoff(self, deadline: float) -> float:
+        """When the search stops, set at the first verified fix (now, if it is not set yet): `keep.share`
+        of the time then left before `deadline`, the run's. A round that verifies a fix asks this at once,
+        so the round and the pool stop at the same moment."""
         if self.until is None:
             now = time.monotonic()
             self.until = now + self.keep.share * max(0.0, deadline - now)
-        return True
+        return self.until
 
     def settled(self) -> bool:
         """Whether the search is over: enough fixes, or the time it had after the first is up."""

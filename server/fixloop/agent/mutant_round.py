@@ -91,10 +91,11 @@ class MutantRound:
         self.parallel, self.screen_seconds = max(1, parallel), screen_seconds
 
     async def round(
-        self, step: int, seconds: float, want: int = 1, keep: float = 0.0
+        self, step: int, seconds: float, want: int = 1, cutoff: Callable[[], float] | None = None
     ) -> list[tuple[str, list[FileChange]]]:
         """Each verified change's summary and changes, at most `want` of them; at most `seconds` long, and
-        once a change is verified, `keep` of the time then left."""
+        once a change is verified, no later than `cutoff()` (the pool's: FixPool.cutoff); without one, the
+        round ends at its first verified change."""
         todo = await self._mutants()
         if not todo:
             return []
@@ -107,7 +108,7 @@ class MutantRound:
         workers = [asyncio.ensure_future(self._work(queue, tally, step)) for _ in range(self.parallel)]
         started = time.monotonic()
         try:
-            await _until_won(workers, tally, started + max(0.0, seconds), keep)
+            await _until_won(workers, tally, started + max(0.0, seconds), cutoff or time.monotonic)
         finally:
             await cancel_quietly(workers)
         spent = time.monotonic() - started
@@ -161,19 +162,19 @@ class MutantRound:
 
 
 async def _until_won(
-    workers: list[asyncio.Future[None]], tally: _Tally, deadline: float, keep: float
+    workers: list[asyncio.Future[None]], tally: _Tally, deadline: float, cutoff: Callable[[], float]
 ) -> None:
     """Wait for the workers until enough changes are verified, all are done, or the deadline; once one is
-    verified, the round goes on for `keep` of the time it had left."""
+    verified, no later than `cutoff()`."""
     pending = set(workers)
-    shortened = False
+    asked = False
     while pending and not tally.won and (left := deadline - time.monotonic()) > 0:
         done, pending = await asyncio.wait(pending, timeout=min(left, 0.5), return_when="FIRST_COMPLETED")
         for task in done:
             task.result()  # a worker's error ends the round
-        if tally.winners and not shortened:
-            shortened = True
-            deadline = time.monotonic() + keep * max(0.0, deadline - time.monotonic())
+        if tally.winners and not asked:
+            asked = True
+            deadline = min(deadline, cutoff())
 
 
 class _Queue:

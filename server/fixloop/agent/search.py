@@ -95,7 +95,8 @@ class Search:
         spent = self.loop.spent
         left = spent.deadline - time.monotonic()
         seconds = min(left, MUTANT_SHARE * spent.limits.max_seconds)
-        found = await self.mutants.round(self.loop.step, seconds, self.pool.wanted(), self.pool.keep.share)
+        cutoff = lambda: self.pool.cutoff(spent.deadline)  # noqa: E731  the pool's rule, from the first win
+        found = await self.mutants.round(self.loop.step, seconds, self.pool.wanted(), cutoff)
         self.rounds_before.append("mutants")
         for summary, changes in found:
             await self._pool(changes, "mutants", summary, applied=False)
