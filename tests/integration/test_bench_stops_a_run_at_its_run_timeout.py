@@ -98,7 +98,7 @@ def test_a_run_ends_on_its_own_time_budget_before_the_run_timeout(tmp_path: Path
     assert "time budget used up" in row["summary"], row
     assert row["wall_seconds"] < 30
     assert "run timeout" not in row["note"]
-    assert row["steps"] >= 5  # the tests it ran were slow: it ran out of time, not of turns
+    assert 3 <= row["steps"] < 40  # its tests were slow: it ran out of time, not out of turns
 
 
 def test_a_run_past_the_run_timeout_is_stopped_and_counts_as_not_fixed(tmp_path: Path):
