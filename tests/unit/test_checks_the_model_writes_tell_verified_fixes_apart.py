@@ -72,7 +72,7 @@ def test_the_failing_test_is_found_with_its_file_imports_a_method_and_a_function
     function = failing_test("tests/test_dates.py::test_2000[param]", TEST_FILE)
 
     assert method is not None and method.path == "tests/test_dates.py"
-    assert method.imports == "import pytest\nfrom dates import is_leap"
+    assert method.head == "import pytest\nfrom dates import is_leap"
     assert method.source.strip().startswith("def test_2024(self):")
     assert function is not None and function.source.startswith("def test_2000():")
     assert failing_test("tests/test_dates.py::test_gone", TEST_FILE) is None
@@ -86,13 +86,9 @@ def test_the_test_files_short_constants_head_the_checks_with_its_imports():
 
     test = failing_test("tests/test_plan.py::test_low", text)
 
-    assert (
-        test is not None and test.imports == "from reorder.policy import Rule\nRULES = {'tea': Rule(5, 20)}"
-    )
-    module = check_module(
-        "```python\ndef test_tea():\n    assert RULES['tea'].target == 20\n```", test.imports
-    )
-    assert module is not None and module.startswith(test.imports)
+    assert test is not None and test.head == "from reorder.policy import Rule\nRULES = {'tea': Rule(5, 20)}"
+    module = check_module("```python\ndef test_tea():\n    assert RULES['tea'].target == 20\n```", test.head)
+    assert module is not None and module.startswith(test.head)
 
 
 async def test_the_changed_functions_are_imported_for_the_checks_that_forget_to():

@@ -46,7 +46,7 @@ class FailingTest:
     constants) and its function."""
 
     path: str  # relative to the project root
-    imports: str
+    head: str  # the file's imports and short constants, as the checks are headed
     source: str
 
 
@@ -73,7 +73,7 @@ class WrittenChecks:
 
     async def _weigh(self, fixes: Sequence[PooledFix], failure: str) -> str | None:
         answer = await self.write(checks_prompt(fixes, self.test, failure))
-        module = check_module(answer, "\n".join(filter(None, (self.test.imports, reach_imports(fixes)))))
+        module = check_module(answer, "\n".join(filter(None, (self.test.head, reach_imports(fixes)))))
         if module is None:
             self.tell(f"the checks the model wrote hold no test:\n{answer.strip()[:2000]}")
             return "not written: the answer held no test function"
@@ -131,7 +131,7 @@ def checks_prompt(fixes: Sequence[PooledFix], test: FailingTest, failure: str) -
     code = "\n\n".join(f"In {path}:\n```python\n{text}\n```" for path, text in shown)
     text = (
         f"The code:\n{code}\n\n"
-        f"A test of it, in {test.path}:\n```python\n{test.imports}\n\n{test.source.strip()[:1500]}\n```\n"
+        f"A test of it, in {test.path}:\n```python\n{test.head}\n\n{test.source.strip()[:1500]}\n```\n"
         f"It fails:\n{failure.strip()[:800]}\n\n"
         f"Write up to {MOST_CHECKS} more pytest test functions for the code, each checking one edge case of "
         "what its name, docstring and comments promise (boundaries, empty or zero inputs, the values just "
