@@ -157,6 +157,23 @@ def test_the_prompt_shows_the_function_the_test_and_the_failure_and_asks_for_edg
     assert len(text) < 3000
 
 
+def test_a_fix_of_two_files_shows_the_function_it_changes_in_each():
+    test = failing_test("tests/test_dates.py::test_2000", TEST_FILE)
+    assert test is not None
+    helper = "def days_in(year):\n    return 365\n"
+    both = PooledFix(
+        (
+            FileChange("dates.py", LEAP, INNER),
+            FileChange("calendar.py", helper, helper.replace("365", "366")),
+        ),
+        "start",
+        "two files",
+    )
+    text = checks_prompt([both], test, "assert 0 == 1")[-1]["content"]
+    assert "In dates.py:" in text and "In calendar.py:\n```python\ndef days_in(year):" in text
+    assert "`from calendar import days_in`" in text and "`from dates import is_leap`" in text
+
+
 async def test_a_version_failing_a_check_the_other_passes_ranks_lower():
     ran: list[tuple[str, str]] = []
     outer, inner = fix(OUTER), fix(INNER)

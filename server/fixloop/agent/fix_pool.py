@@ -122,7 +122,11 @@ class FixPool:
 
 def function_before(fix: PooledFix, most_lines: int = 40) -> str:
     """The function (or lines) around the first changed line of the fix's first file, as it was."""
-    change = fix.changes[0]
+    return changed_function(fix.changes[0], most_lines)
+
+
+def changed_function(change: FileChange, most_lines: int = 40) -> str:
+    """The function (or lines) around the first changed line of one changed file, as it was."""
     old, new = (change.old_text or "").splitlines(), (change.new_text or "").splitlines()
     line = next((i + 1 for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), len(old))
     try:

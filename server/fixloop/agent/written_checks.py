@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from fixloop.agent.fix_pool import PooledFix, function_before
+from fixloop.agent.fix_pool import PooledFix, changed_function
 from fixloop.errors import FixloopError
 from fixloop.project import module_names
 from fixloop.python_syntax import parse
@@ -145,9 +145,10 @@ MOST_FUNCTIONS = 3  # changed functions the checks prompt shows
 
 
 def _functions_changed(fixes: Sequence[PooledFix]) -> list[tuple[str, str]]:
-    """(path, the function before any fix) of each distinct function the fixes change, in the pool's order."""
-    shown = dict.fromkeys((fix.changes[0].path, function_before(fix)) for fix in fixes)
-    return list(shown)[:MOST_FUNCTIONS]
+    """(path, the function before any fix) of each distinct function the fixes change, in the pool's order
+    (every file a fix changes: a fix of a helper and its caller shows both)."""
+    shown = dict.fromkeys((change.path, changed_function(change)) for fix in fixes for change in fix.changes)
+    return [(path, code) for path, code in shown if code.strip()][:MOST_FUNCTIONS]
 
 
 def _call_directly(shown: Sequence[tuple[str, str]]) -> str:
