@@ -225,3 +225,37 @@ async def test_once_a_change_is_verified_the_other_changes_of_its_line_go_next()
     assert max(n for n, line in enumerate(after) if line == 2) < after.index(5)
     assert sorted(lines) == sorted(_changed_line(code, m.text) for w in (False, True)
                                    for line in (2, 5) for m in mutants(code, line, wide=w))  # fmt: skip
+
+
+class FirstWinsGate(RuleGate):
+    """The first change screened passes; every later screen takes `seconds`."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__("")
+        self.seconds = seconds
+
+    async def screen(self, changes, seconds):
+        self.screened.append(changes[0].new_text)
+        if len(self.screened) == 1:
+            return True
+        await asyncio.sleep(self.seconds)
+        return False
+
+
+async def test_the_first_verified_change_asks_for_the_cutoff_once_and_the_round_keeps_to_it() -> None:
+    """The round's first verified change asks the pool when the search stops (FixPool.cutoff): once, at the
+    win, and the round ends there with changes left untried, though its own time is far from up."""
+    code = "def f(a, b):\n    return a < b and a + 1 > b - 1\n"
+    base = BaseFiles(read=lambda path: code if path == "m.py" else None)
+    gate = FirstWinsGate(0.2)
+    asked: list[float] = []
+
+    def cutoff() -> float:
+        asked.append(time.monotonic())
+        return asked[0] + 0.3
+
+    one_round = MutantRound(gate, lambda: _ready(base), [Spot("m.py", 2)], lambda e: None)
+    found = await one_round.round(0, seconds=60, want=9, cutoff=cutoff)
+    assert len(found) == 1 and len(asked) == 1
+    total = len(mutants(code, 2)) + len(mutants(code, 2, wide=True))
+    assert len(gate.screened) < total

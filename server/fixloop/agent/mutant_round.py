@@ -150,7 +150,7 @@ class MutantRound:
                 self._say(f"one-token change {number}: could not be tried: {error.message}", step)
                 continue
             if verdict.accepted and not tally.won:
-                tally.winners.append((number, path, mutant, list(verdict.changes)))
+                tally.win((number, path, mutant, list(verdict.changes)))
                 queue.next_from(path, mutant.line)
                 self._say(f"one-token change {number}: {path} {mutant.said}: verified", step)
                 continue
@@ -167,14 +167,18 @@ async def _until_won(
     """Wait for the workers until enough changes are verified, all are done, or the deadline; once one is
     verified, no later than `cutoff()`."""
     pending = set(workers)
-    asked = False
-    while pending and not tally.won and (left := deadline - time.monotonic()) > 0:
-        done, pending = await asyncio.wait(pending, timeout=min(left, 0.5), return_when="FIRST_COMPLETED")
-        for task in done:
-            task.result()  # a worker's error ends the round
-        if tally.winners and not asked:
-            asked = True
-            deadline = min(deadline, cutoff())
+    first_win = asyncio.ensure_future(tally.first_win.wait())
+    try:
+        while pending and not tally.won and (left := deadline - time.monotonic()) > 0:
+            waiting = pending if first_win.done() else {*pending, first_win}
+            done, _ = await asyncio.wait(waiting, timeout=left, return_when="FIRST_COMPLETED")
+            for task in done & pending:
+                task.result()  # a worker's error ends the round
+            pending -= done
+            if first_win in done:  # once: a done waiter is not waited for again
+                deadline = min(deadline, cutoff())
+    finally:
+        first_win.cancel()
 
 
 class _Queue:
@@ -197,6 +201,11 @@ class _Tally:
         self.passed = 0
         self.want = want
         self.winners: list[tuple[int, str, Mutant, list[FileChange]]] = []
+        self.first_win = asyncio.Event()  # set with the first winner: the round's cutoff is then asked
+
+    def win(self, winner: tuple[int, str, Mutant, list[FileChange]]) -> None:
+        self.winners.append(winner)
+        self.first_win.set()
 
     @property
     def won(self) -> bool:
