@@ -120,11 +120,6 @@ class FixPool:
         return max(0, self.keep.most - len(self.fixes))
 
 
-def function_before(fix: PooledFix, most_lines: int = 40) -> str:
-    """The function (or lines) around the first changed line of the fix's first file, as it was."""
-    return changed_function(fix.changes[0], most_lines)
-
-
 def changed_function(change: FileChange, most_lines: int = 40) -> str:
     """The function (or lines) around the first changed line of one changed file, as it was."""
     old, new = (change.old_text or "").splitlines(), (change.new_text or "").splitlines()

@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from fixloop.agent.fix_pool import PooledFix, function_before
+from fixloop.agent.fix_pool import PooledFix, changed_function
 from fixloop.agent.written_checks import WrittenChecks, broken_checks, checks_speak_for
 from fixloop.errors import FixloopError
 
@@ -146,7 +146,7 @@ async def _ask(
 
 def judgment_prompt(fixes: Sequence[PooledFix], failure: str) -> list[dict[str, str]]:
     """A short prompt: the failure, the function before any fix, and the versions' diffs, numbered."""
-    before = function_before(fixes[0])
+    before = changed_function(fixes[0].changes[0])  # the first file's: the versions differ there
     versions = "\n\n".join(f"Version {n}:\n```diff\n{_hunks(fix)}\n```" for n, fix in enumerate(fixes, 1))
     text = (
         f"A test failed:\n{failure.strip()[:1200]}\n\n"
