@@ -158,7 +158,8 @@ class Settings:
     call_distance_localization: bool = setting(True, _flag, env=("FIXLOOP_CALL_DISTANCE",))
     # answers replace nested defs, methods, constants (two of one name: the suspect's)
     code_answer_placement: bool = setting(True, _flag, env=("FIXLOOP_CODE_ANSWER_PLACEMENT",))
-    reask_unchanged: bool = setting(True, _flag, env=("FIXLOOP_REASK_UNCHANGED",))  # a copy back: asked again
+    # a copy back asked again with the failing call (off: dropped, the round draws on; docs/search.md)
+    reask_unchanged: bool = setting(False, _flag, env=("FIXLOOP_REASK_UNCHANGED",))
     draw_variety: bool = setting(True, _flag, env=("FIXLOOP_DRAW_VARIETY",))  # a draw its own hints
     # silence, repeats and stuck calls move the run to the next kind of round (suspect, lines, loop)
     round_kinds: bool = setting(True, _flag, env=("FIXLOOP_ROUND_KINDS",))

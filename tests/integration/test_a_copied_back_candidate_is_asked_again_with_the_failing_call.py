@@ -1,6 +1,7 @@
-"""A candidate that copies the function back unchanged is not dropped: its draw is answered at once, in the
-same round, with the failing call and "this code produces X for that input; the expected value is Y",
-and the answer is judged in that round; the round's figures count what became of each candidate."""
+"""With `reaskUnchanged` on, a candidate that copies the function back unchanged is not dropped: its draw is
+answered at once, in the same round, with the failing call and "this code produces X for that input; the
+expected value is Y", and the answer is judged in that round; by default (off) the copy back is dropped
+and the round draws on. The round's figures count what became of each candidate."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ def code(step: str) -> str:
 UNCHANGED = code("result += i")  # the function as it is
 FIX = code("result *= i")
 SAMPLE = {"strategy": "sample", "editForm": "code", "sampleParallel": 2, "sampleRounds": 0, "temperature": 0}
+REASK = {**SAMPLE, "reaskUnchanged": True}
 ASKED = "This code produces 15 for that input; the expected value is 120; change it."
 
 
@@ -25,7 +27,7 @@ async def test_a_copy_back_is_asked_again_with_the_failing_call_and_fixed_in_the
         {"content": UNCHANGED},
         {"content": FIX, "expect": {"last_message_contains": [ASKED, "factorial(5) == 120"]}},
     ]
-    outcome = await run_fix("demo", script, samples=3, **SAMPLE)
+    outcome = await run_fix("demo", script, samples=3, **REASK)
 
     assert outcome.server.failures == [], outcome.notices
     assert outcome.result.status == "fixed", outcome.notices
@@ -56,7 +58,7 @@ async def test_the_round_figures_count_each_fate(run_fix) -> None:
         {"content": UNCHANGED, "choices": [{"content": wrong}, {"content": "no code at all"}]},
         {"content": wrong},  # the re-ask of the copy back: the same as candidate 1
     ]
-    outcome = await run_fix("demo", script, samples=4, **SAMPLE)
+    outcome = await run_fix("demo", script, samples=4, **REASK)
 
     assert outcome.server.failures == [], outcome.notices
     assert outcome.result.status != "fixed"
@@ -67,20 +69,23 @@ async def test_the_round_figures_count_each_fate(run_fix) -> None:
     )
 
 
-async def test_with_reask_off_a_copy_back_is_dropped(run_fix) -> None:
+async def test_by_default_a_copy_back_is_dropped_and_the_round_draws_on(run_fix) -> None:
     script = [{"content": UNCHANGED}, {"content": FIX}]
-    outcome = await run_fix("demo", script, samples=2, reaskUnchanged=False, **SAMPLE)
+    outcome = await run_fix("demo", script, samples=2, **SAMPLE)
 
     assert outcome.result.status == "fixed", outcome.notices
     first, second = outcome.server.requests
     assert len(second["messages"]) == len(first["messages"]) and second["temperature"] > 0
     assert ASKED not in second["messages"][-1]["content"]
     assert "candidate 2 of 2: verified (2 changed line(s))" in outcome.notices
+    assert "candidate 1 of 2: changes nothing — the code block changes nothing in mathutils.py" in (
+        outcome.notices
+    )  # no "asking again"
 
 
 async def test_with_failing_inputs_off_the_copy_back_is_asked_again_without_the_call(run_fix) -> None:
     script = [{"content": UNCHANGED}, {"content": FIX}]
-    outcome = await run_fix("demo", script, samples=3, failingInputs=False, **SAMPLE)
+    outcome = await run_fix("demo", script, samples=3, failingInputs=False, **REASK)
 
     assert outcome.result.status == "fixed", outcome.notices
     asked = outcome.server.requests[1]["messages"][-1]["content"]
@@ -115,7 +120,7 @@ async def test_like_copies_back_of_one_request_are_asked_again_in_one_request_wi
         {"content": UNCHANGED, "choices": [{"content": UNCHANGED}, {"content": code("result = i")}]},
         {"content": code("result += 2 * i"), "choices": [{"content": FIX}]},  # both copies' follow-up at once
     ]
-    outcome = await run_fix("demo", script, samples=4, **SAMPLE)
+    outcome = await run_fix("demo", script, samples=4, **REASK)
 
     assert outcome.server.failures == [], "\n".join(outcome.notices)
     assert outcome.result.status == "fixed", outcome.notices
@@ -137,7 +142,7 @@ async def test_different_copies_back_are_asked_again_together_where_the_endpoint
         {"content": FIX, "together": 2},  # both re-asks are in flight at once: the endpoint serves two
         {"content": code("result += 2 * i"), "together": 2},
     ]
-    outcome = await run_fix("demo", script, samples=4, **SAMPLE)
+    outcome = await run_fix("demo", script, samples=4, **REASK)
 
     assert outcome.server.failures == [], "\n".join(outcome.notices)
     assert outcome.result.status == "fixed", outcome.notices

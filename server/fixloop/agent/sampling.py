@@ -10,8 +10,8 @@ are drawn; a candidate already judged (in this round or before) is not judged ag
 first verified candidate, when N are drawn, or when the round's time or token budget is spent; of the
 verified ones the smallest diff wins. Each sampled draw is shown something of its own (draws.py: another
 suspect, another failing call, what was tried and failed); a candidate that copies the code back
-unchanged is answered with the failing call and asked again, once per draw (the same follow-up of
-several draws in one request with `n`: follow_ups.py); each round's figures say what became of its
+unchanged is dropped, or with `reask` answered with the failing call and asked again, once per draw (the
+same follow-up of several draws in one request with `n`); each round's figures say what became of its
 candidates (round_result.py).
 """
 
@@ -72,7 +72,8 @@ class CandidateSearch:
     """Runs sampling rounds for one fix run; `tried` remembers every failed change set across rounds.
 
     `variety` varies what each sampled draw is shown (draws.py); `reask`: a candidate that copies the code
-    back unchanged is answered at once, in its round, with the failing call (once per draw). `figures`
+    back unchanged is answered at once, in its round, with the failing call (once per draw; off by
+    default: docs/search.md says why). `figures`
     holds each round's `RoundFigures`, in order."""
 
     def __init__(
@@ -85,7 +86,7 @@ class CandidateSearch:
         emit: Callable[[Event], None],
         tried: TriedFixes | None = None,
         variety: DrawVariety | None = None,
-        reask: bool = True,
+        reask: bool = False,
         figures: list[RoundFigures] | None = None,
     ) -> None:
         self.model = model

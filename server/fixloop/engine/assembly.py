@@ -56,7 +56,7 @@ class RunPlan:
     output_cap: int
     allow_test_edits: bool
     # issue 20's round ingredients, each off for an ablation
-    reask_unchanged: bool = True  # a copy back is asked again, with the failing call
+    reask_unchanged: bool = False  # a copy back is asked again, with the failing call
     draw_variety: bool = True  # each sampled draw is shown its own failing call and the fixes tried
     round_kinds: bool = True  # silence and repeats move the run to the next kind of round (round_kinds.py)
     failing_inputs: bool = True  # prompts that show a failure show its failing call
