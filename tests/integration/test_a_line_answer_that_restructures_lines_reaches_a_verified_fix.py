@@ -1,5 +1,6 @@
-"""A line-level answer that merges two lines into one, or names its line a couple of numbers off, is read as
-the block it means (not refused as a SyntaxError or a line past the file's end) and reaches a verified fix."""
+"""A line-level answer that merges two lines into one, names its line a couple of numbers off, or was cut
+at its token limit in the middle of a line, is read as the block it means (not refused as a SyntaxError or
+a line past the file's end) and reaches a verified fix."""
 
 from __future__ import annotations
 
@@ -47,3 +48,13 @@ async def test_the_line_round_says_how_many_answers_it_refused_and_how_many_copi
     assert "line-level round: 8 answer(s) drawn: 7 refused as invalid, 1 unchanged" in outcome.notices
     # the line round's answers count among the run's drawn candidates (the bench's line figures read them)
     assert outcome.result.candidates_drawn == len(START) + 8
+
+
+async def test_an_answer_cut_at_its_token_limit_loses_its_unfinished_last_line(run_fix):
+    cut = "line 7:     for i in range(2, n + 1):\nline 8:         result *= i\nline 9:     return (res"
+    outcome = await run_fix("demo", [*START, {"content": cut, "finish_reason": "length"}], **SAMPLE)
+
+    assert outcome.result.status == "fixed", "\n".join(outcome.notices)
+    assert "-        result += i\n+        result *= i\n" in outcome.result.diff
+    assert "candidate 1 of 8: verified (2 changed line(s))" in outcome.notices
+    assert not any("SyntaxError" in notice for notice in outcome.notices)

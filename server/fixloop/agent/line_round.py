@@ -64,7 +64,13 @@ class ShortDraws:
 
 
 def _plain(reply: ModelReply) -> ModelReply:
-    edits = read_line_answer(reply.content)
+    """The reply's line answer, canonical; an answer cut at `max_tokens` loses its last line, unfinished
+    (live, discount_rounding's answers copied the function and stopped inside an f-string: 6 of 8 refused
+    as a SyntaxError, when the lines before it were whole)."""
+    text = reply.content
+    if reply.finish_reason == "length":
+        text = text.rsplit("\n", 1)[0] if "\n" in text.strip() else ""
+    edits = read_line_answer(text)
     return replace(reply, content=canonical(edits)) if edits else reply
 
 
