@@ -310,3 +310,23 @@ async def test_chunk_delay_spreads_the_stream_and_state_reports_progress(scripte
     assert time.monotonic() - started >= 0.05 * (len(chunks) - 1)
     state = http(f"http://127.0.0.1:{server.port}/_fixloop/state")[1]
     assert state == {"served": 1, "remaining": 1, "requests": 1, "failures": []}
+
+
+async def test_text_completions_answer_from_the_scripts_lines_and_404_without_them(scripted_model) -> None:
+    lines = [{"after": "    return year", "text": " % 4 == 0"}]
+    server = scripted_model({"turns": [], "lines": lines})
+    async with client(server) as api:
+        done = await api.completions.create(
+            model="scripted", prompt="def f(year):\n    return year ", max_tokens=9
+        )
+        other = await api.completions.create(model="scripted", prompt="x = ", max_tokens=9)
+    assert done.choices[0].text == " % 4 == 0" and other.choices[0].text == ""
+    assert [body["prompt"] for body in server.text_requests] == ["def f(year):\n    return year ", "x = "]
+    assert server.requests == []  # no chat turn was consumed
+
+    chat_only = scripted_model([])
+    async with client(chat_only) as api:
+        with pytest.raises(openai.NotFoundError, match="not supported in the v1/completions endpoint"):
+            await api.completions.create(model="scripted", prompt="x = ", max_tokens=9)
+    with pytest.raises(ScriptError, match="lines is a list of"):
+        ScriptedModelServer({"turns": [], "lines": [{"after": "x"}]})

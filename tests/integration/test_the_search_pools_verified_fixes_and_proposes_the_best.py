@@ -83,3 +83,43 @@ async def test_pool_share_zero_ends_the_search_at_the_first_verified_fix(fixture
     assert len(result.to_json()["pool"]) == 1
     # no candidate round: the one request asks for checks to weigh the lone mechanical fix
     assert [r["messages"][0]["content"] for r in server.requests] == [CHECKS_SYSTEM]
+
+
+async def test_a_one_token_change_the_model_writes_itself_ranks_above_its_rewrite(
+    fixture_project, scripted_model
+):
+    root = fixture_project("demo")
+    # what the model writes on from the start of each changed line (text completions, not chat turns)
+    lines = [
+        {"after": "        result", "text": " *= i"},
+        {"after": "    for i in range(", "text": "2, n + 1):"},
+    ]
+    server = scripted_model({"turns": [{"content": REWRITE}, {"content": REWRITE}], "lines": lines})
+
+    _, result, notices = await fix(root, server, mutants=True, poolSize=2)
+
+    assert result.status == "fixed", notices
+    assert "+        result *= i" in result.diff  # the one-token change, not the model's rewrite
+    assert result.summary.startswith("verified fix — a one-token change found by mechanical search")
+    first, second = (entry["evidence"]["naturalness"] for entry in result.to_json()["pool"])
+    assert first["score"] == 1 and first["lines"] == [{"written": "result *= i", "toward": 1}]
+    assert second["score"] < 0  # `range(1, ...)` and `result = result * i`: farther from what it writes
+    prompts = [body["prompt"] for body in server.text_requests]
+    assert prompts and all(p.startswith("# mathutils.py\n# Small math helpers.\n") for p in prompts)
+    assert all(body["temperature"] == 0 and body["stop"] == ["\n"] for body in server.text_requests)
+    ranked = next(n for n in notices if n.startswith("2 verified fix(es), ranked: 1. a one-token change"))
+    assert "nearer to the line the model writes (`result *= i`, +1 token(s))" in ranked
+
+
+async def test_an_endpoint_without_text_completions_leaves_naturalness_unscored(
+    fixture_project, scripted_model
+):
+    root = fixture_project("demo")
+    server = scripted_model([{"content": REWRITE}, {"content": REWRITE}])
+
+    _, result, notices = await fix(root, server, mutants=True, poolSize=2)
+
+    assert result.status == "fixed", notices
+    assert server.text_requests  # asked, and answered 404 as a chat-only hosted model does
+    said = [entry["evidence"]["naturalness"] for entry in result.to_json()["pool"]]
+    assert all(isinstance(one, str) and one.startswith("not scored: no text completion from") for one in said)

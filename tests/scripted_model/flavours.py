@@ -44,7 +44,8 @@ class Flavour:
         return f"/openai/deployments/{model}" if self.api_version else "/v1"
 
     def route(self, path: str) -> tuple[str, str | None] | None:
-        """("chat", deployment), ("models", None) or ("tags", None) for a request path; None: no route."""
+        """("chat", deployment), ("text", None), ("models", None) or ("tags", None) for a request path; None:
+        no route."""
         if self.api_version:
             if path == "/openai/models":
                 return "models", None
@@ -58,6 +59,8 @@ class Flavour:
             return None
         if path in ("/v1/chat/completions", "/chat/completions"):
             return "chat", None
+        if path in ("/v1/completions", "/completions"):
+            return "text", None
         if path in ("/v1/models", "/models"):
             return "models", None
         if path == "/api/tags" and self.name == "ollama":

@@ -90,6 +90,9 @@ class ChatHandler(BaseHTTPRequestHandler):
             self._send_error(400, f"request body is not JSON: {error}", "invalid_request_error")
             return
         route = self.owner.flavour.route(path)
+        if route is not None and route[0] == "text" and isinstance(body, dict):
+            self._text(body)
+            return
         if route is not None and route[0] == "chat":
             if not isinstance(body, dict):
                 self._send_error(400, "request body must be a JSON object", "invalid_request_error")
@@ -124,6 +127,24 @@ class ChatHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         return json.loads(raw.decode("utf-8")) if raw else {}
+
+    # text completions
+
+    def _text(self, body: dict[str, Any]) -> None:
+        owner = self.owner
+        with owner._lock:
+            owner.text_requests.append(body)
+        if owner.lines is None:
+            message = "This is a chat model and not supported in the v1/completions endpoint."
+            self._send_error(404, message, "invalid_request_error", retry=False)
+            return
+        prompt = str(body.get("prompt", "")).rstrip(" ")
+        text = next((one["text"] for one in owner.lines if prompt.endswith(one["after"].rstrip(" "))), "")
+        choice = {"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}
+        usage = {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4 + 1}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        completion = {"id": "cmpl-1", "object": "text_completion", "created": 0, "model": owner.model}
+        self._send_json(200, {**completion, "choices": [choice], "usage": usage})
 
     # chat completions
 

@@ -59,15 +59,23 @@ def normalize_script(script: list[dict[str, Any]] | dict[str, Any]) -> dict[str,
         raise ScriptError(
             f"a script is a list of turns or an object with 'turns', not {type(script).__name__}"
         )
-    unknown = set(script) - {"model", "turns", "on_exhausted", "note"}
+    unknown = set(script) - {"model", "turns", "on_exhausted", "note", "lines"}
     if unknown:
-        raise ScriptError(f"unknown script keys {sorted(unknown)}; expected model, turns, on_exhausted")
+        raise ScriptError(
+            f"unknown script keys {sorted(unknown)}; expected model, turns, on_exhausted, lines"
+        )
+    lines = script.get("lines")
+    if lines is not None and not (
+        isinstance(lines, list)
+        and all(isinstance(one, dict) and set(one) == {"after", "text"} for one in lines)
+    ):
+        raise ScriptError("lines is a list of {after, text}: a text completion of a prompt ending in `after`")
     model = script.get("model", DEFAULT_MODEL)
     on_exhausted = script.get("on_exhausted", "submit")
     if on_exhausted not in ON_EXHAUSTED:
         raise ScriptError(f"on_exhausted must be 'submit' or 'error', not {on_exhausted!r}")
     turns = [validate_turn(turn, index) for index, turn in enumerate(script.get("turns", []))]
-    return {"model": str(model), "turns": turns, "on_exhausted": on_exhausted}
+    return {"model": str(model), "turns": turns, "on_exhausted": on_exhausted, "lines": lines}
 
 
 def validate_turn(turn: Any, index: int = 0) -> dict[str, Any]:

@@ -48,6 +48,11 @@ class ScriptedModelServer:
       what was expected, keeps the turn, and is appended to `failures`;
     - `note`: ignored, for the reader.
 
+    A script object's `lines` (`[{"after", "text"}]`) answers POST /v1/completions (a text completion): the
+    first entry whose `after` the prompt ends with (trailing spaces aside) gives the text, none gives "";
+    without `lines` that route answers 404, as a chat-only hosted model does. `text_requests` holds those
+    bodies; they consume no turn.
+
     Content is cut at the request's `stop` sequences as a real server does. `requests` holds every chat
     request body in order. `streams` records each streamed answer: chunks sent of how many, and whether
     the client went away before the end (`disconnected`), as a server that stops generating sees it.
@@ -80,6 +85,8 @@ class ScriptedModelServer:
         self.base_url = ""
         self.requests: list[dict[str, Any]] = []
         self.warmups: list[dict[str, Any]] = []
+        self.lines: list[dict[str, str]] | None = config["lines"]
+        self.text_requests: list[dict[str, Any]] = []
         self.streams: list[dict[str, Any]] = []
         self.failures: list[str] = []
         self._turns: deque[dict[str, Any]] = deque(config["turns"])

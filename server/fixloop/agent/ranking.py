@@ -5,11 +5,12 @@
   logprobs where the endpoint returns them, else from its text; asked twice, the versions rotated by one
   place the second time, and what a place draws in both asks taken as bias for the place, so that a
   model that always answers "1" speaks for no version.
-- Naturalness of the changed lines: not scored (an OpenAI-compatible chat endpoint scores no given text);
-  recorded as such.
+- Naturalness of the changed lines (naturalness.py): the model writes each changed line on from the code
+  above it, and a fix whose line is nearer to the model's own ranks higher, before the judgment (a pool of
+  one mechanical fix too: one short request a line).
 - Checks the model writes from the docstring and the failing test (written_checks.py), run on every
   version and on the code before any fix (a pool of one mechanical fix too: nothing else weighs it): a
-  version that breaks fewer of the checks the code before passed ranks higher, before the judgment.
+  version that breaks fewer of the checks the code before passed ranks higher, before naturalness.
 - Then: a fix the model wrote above a one-token change no model chose, and the smaller change.
 """
 
@@ -24,6 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from fixloop.agent.fix_pool import PooledFix, changed_function
+from fixloop.agent.naturalness import Complete, naturalness_said, naturalness_score, weigh
 from fixloop.agent.written_checks import WrittenChecks, broken_checks, checks_speak_for
 from fixloop.errors import FixloopError
 
@@ -32,7 +34,8 @@ Choose = Callable[[list[dict[str, str]]], Awaitable[tuple[str, dict[str, float]]
 JUDGE_SECONDS = 90.0  # the judgment's two requests, at most
 CHOSEN = 0.65  # a judgment score from which the judge speaks for a fix (0.5 between two is no evidence)
 CHECKS_SECONDS = 150.0  # writing the checks and running them on every fix, at most
-NATURALNESS = "not scored: the endpoint returns no logprobs of given text"
+NATURALNESS_SECONDS = 60.0  # the changed lines' completions, at most
+NATURALNESS = "not scored: no text completions asked"
 JUDGE_SYSTEM = "You review bug fixes. Answer with one number."
 ANSWER = re.compile(r"\W*(?:version\s*)?(\d+)\b", re.IGNORECASE)  # "2", "Version 2", "**2**"
 
@@ -51,27 +54,33 @@ async def rank(
     failure: str,
     seconds: float,
     checks: WrittenChecks | None = None,
+    complete: Complete | None = None,
 ) -> Ranking:
     """The fixes best first: the checks the model wrote (when there is time for them, and two or more fixes
-    or a lone mechanical one) and its judgment (two or more fixes), then a model's fix above a mechanical
-    one, then the smaller change, then the order found."""
+    or a lone mechanical one), the naturalness of their lines (the same fixes) and the model's judgment (two
+    or more fixes), then a model's fix above a mechanical one, then the smaller change, then the order
+    found."""
     for fix in fixes:
         fix.evidence.setdefault("naturalness", NATURALNESS)
     until = time.monotonic() + seconds
+    weighed = len(fixes) > 1 or bool(fixes and fixes[0].mechanical)
+    if weighed and complete is not None and seconds > 5:
+        await weigh(fixes, complete, min(seconds / 3, NATURALNESS_SECONDS))
     if len(fixes) > 1 and choose is not None and seconds > 5:
         await _judge(list(fixes), choose, failure, min(seconds, JUDGE_SECONDS))
     left = until - time.monotonic()
-    if (len(fixes) > 1 or (fixes and fixes[0].mechanical)) and checks is not None and left > 20:
+    if weighed and checks is not None and left > 20:
         await checks.weigh(fixes, failure, min(left, CHECKS_SECONDS))
     order = sorted(range(len(fixes)), key=lambda i: _key(fixes[i], i))
     ranked = tuple(fixes[i] for i in order)
     return Ranking(ranked, "; ".join(f"{n}. {_said(fix)}" for n, fix in enumerate(ranked, 1)))
 
 
-def _key(fix: PooledFix, found: int) -> tuple[int, float, bool, int, int]:
+def _key(fix: PooledFix, found: int) -> tuple[int, float, float, bool, int, int]:
     judged = fix.evidence.get("judgment")
     score = judged["score"] if isinstance(judged, dict) else 0.0
-    return (len(broken_checks(fix)), -round(score, 2), fix.mechanical, fix.size, found)
+    natural = -naturalness_score(fix)
+    return (len(broken_checks(fix)), natural, -round(score, 2), fix.mechanical, fix.size, found)
 
 
 def _said(fix: PooledFix) -> str:
@@ -88,6 +97,8 @@ def _said(fix: PooledFix) -> str:
         why += f", {checked['written']} written check(s) told nothing"
     elif isinstance(checked, str):
         why += f", written checks {checked}"
+    if natural := naturalness_said(fix):
+        why += f", {natural}"
     return f"{fix.origin}, {fix.size} line(s), {why}: {fix.describe()}"
 
 
@@ -124,11 +135,13 @@ async def _judge(fixes: list[PooledFix], choose: Choose, failure: str, seconds: 
 
 def speaks_for(fix: PooledFix) -> bool:
     """Whether evidence beyond the tests speaks for a fix: it breaks no written check the code passed
-    before, and the judge chose it or the written checks speak for it (written_checks.checks_speak_for)."""
+    before, and the judge chose it, or the written checks speak for it (written_checks.checks_speak_for),
+    or its lines are nearer to those the model writes itself."""
     if broken_checks(fix):
         return False
     judged = fix.evidence.get("judgment")
-    return (isinstance(judged, dict) and judged["score"] >= CHOSEN) or checks_speak_for(fix)
+    chosen = isinstance(judged, dict) and judged["score"] >= CHOSEN
+    return chosen or checks_speak_for(fix) or naturalness_score(fix) > 0
 
 
 async def _ask(

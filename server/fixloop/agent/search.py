@@ -18,6 +18,7 @@ from fixloop.agent.fix_pool import FixPool, PooledFix
 from fixloop.agent.loop import ReActLoop
 from fixloop.agent.mutant_round import SHARE as MUTANT_SHARE
 from fixloop.agent.mutant_round import MutantRound
+from fixloop.agent.naturalness import Complete
 from fixloop.agent.ranking import Choose, rank, speaks_for
 from fixloop.agent.round_kinds import LONG_ANSWER_TOKENS, LOOP_ASK, SAID, RoundKind
 from fixloop.agent.run_state import LoopOutcome, RunEnds, SampleWhy
@@ -50,11 +51,12 @@ class Search:
         choose: Choose | None = None,
         failure: str = "",
         checks: WrittenChecks | None = None,
+        complete: Complete | None = None,
     ) -> None:
         self.loop, self.gate, self.sampling, self.mutants = loop, gate, sampling, mutants
         self.pool = pool if pool is not None else FixPool()
         self.choose, self.failure = choose, failure  # the ranking's judge and what it is shown
-        self.checks = checks  # the ranking's model-written checks
+        self.checks, self.complete = checks, complete  # the ranking's model-written checks and line writer
         self.rounds_before: list[str] = []  # kinds of round tried before the model's ("mutants")
         loop.rounds = self
 
@@ -219,7 +221,7 @@ class Search:
             return end
         loop = self.loop
         left = loop.spent.started + loop.spent.limits.max_seconds - time.monotonic()
-        ranking = await rank(self.pool.fixes, self.choose, self.failure, left, self.checks)
+        ranking = await rank(self.pool.fixes, self.choose, self.failure, left, self.checks, self.complete)
         self.pool.fixes[:] = ranking.fixes
         best = ranking.fixes[0]
         await self.gate.accept(best.changes)

@@ -249,6 +249,7 @@ class FixRun:
             mutants=self._mutants(prepared, gate),
             pool=FixPool(plan.keep_searching),
             choose=prepared.model.choose,
+            complete=prepared.model.complete_line,
             failure="\n".join(filter(None, map(failure_evidence, failing_outcomes(prepared)))),
             checks=self._written_checks(prepared, gate),
         ), gate

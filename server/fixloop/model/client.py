@@ -315,6 +315,20 @@ class ChatModel:
             self._answered(messages, None, [reply_from_completion(response)], started)
         return choice.message.content or "", first_token_logprobs(choice)
 
+    async def complete_line(self, prompt: str, most_tokens: int = 48) -> str:
+        """What the model writes on from `prompt` to the end of the line (the legacy completions route,
+        temperature 0); ModelError where the endpoint has none (a chat-only hosted model)."""
+        started = time.monotonic()
+        try:
+            response = await self._client.completions.create(
+                model=self.model, prompt=prompt, max_tokens=most_tokens, temperature=0.0, stop=["\n"]
+            )
+            return str(response.choices[0].text or "") if response.choices else ""
+        except (openai.APIError, ValueError, AttributeError) as error:
+            raise ModelError(f"no text completion from {self.base_url}: {short_error(error)}") from None
+        finally:
+            self.seconds += time.monotonic() - started
+
     def _retries_for(self, error: Exception) -> tuple[bool, int]:
         """Whether a failed call is worth another try, and how many tries it gets at most."""
         if isinstance(error, Stalled):
@@ -330,13 +344,9 @@ class ChatModel:
 
     def _retry_delay(self, error: Exception, attempt: int) -> float:
         response = getattr(error, "response", None)
-        if response is not None:
-            header = response.headers.get("retry-after")
-            if header:
-                try:
-                    return min(max(float(header), 0.0), 60.0)
-                except ValueError:
-                    pass
+        header = response.headers.get("retry-after") if response is not None else None
+        with contextlib.suppress(ValueError):
+            return min(max(float(header), 0.0), 60.0) if header else min(self.backoff * (2**attempt), 30.0)
         return min(self.backoff * (2**attempt), 30.0)
 
     def _explain_connection(self, error: openai.APIConnectionError, tries: str) -> ModelError:

@@ -1,0 +1,90 @@
+"""Naturalness: each changed line's prompt ends where the old and new line part; a fix scores the tokens by
+which its line comes nearer to what the model writes on from there; a change that is not line for line is
+not scored, and an endpoint that fails leaves every fix unscored, never some."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fixloop.agent.fix_pool import PooledFix
+from fixloop.agent.naturalness import changed_lines, naturalness_score, toward, weigh
+from fixloop.agent.ranking import rank, speaks_for
+from fixloop.errors import ModelError
+from fixloop.result import FileChange
+
+LEAP = "def is_leap(year: int) -> bool:\n    return year % 4 == 0 and (year % 100 != 0 and year % 400 == 0)\n"
+OUTER = LEAP.replace("0 and (", "0 or (")
+INNER = LEAP.replace("0 and year", "0 or year")
+
+
+def fix(new: str, old: str = LEAP, round: str = "mutants") -> PooledFix:
+    return PooledFix((FileChange("billing/calendar.py", old, new),), round, "s")
+
+
+def test_the_prompt_ends_where_the_lines_part_at_a_token_start():
+    outer, inner = changed_lines(fix(OUTER))[0], changed_lines(fix(INNER))[0]
+
+    assert outer.prompt == "# billing/calendar.py\ndef is_leap(year: int) -> bool:\n    return year % 4 == 0"
+    assert (outer.old, outer.new) == (
+        " and (year % 100 != 0 and year % 400 == 0)",
+        " or (year % 100 != 0 and year % 400 == 0)",
+    )
+    assert inner.start.endswith("(year % 100 != 0") and inner.new == " or year % 400 == 0)"
+    cut = changed_lines(fix(LEAP.replace("== 0)", "!= 0)")))[0]
+    assert cut.start.endswith("year % 400") and (cut.old, cut.new) == (" == 0)", " != 0)")
+    first = changed_lines(fix(LEAP.replace("    return year", "    yield year")))[0]
+    assert first.start == "" and first.prompt.endswith("-> bool:\n")  # parted in the first token
+
+
+def test_a_fix_scores_the_tokens_it_comes_nearer_to_the_line_the_model_writes():
+    written = " or year % 400 == 0)"
+    assert toward(changed_lines(fix(INNER))[0], written) == 1
+    assert toward(changed_lines(fix(LEAP.replace("== 0)", "!= 0)")))[0], " == 0)") == -1
+    assert toward(changed_lines(fix(OUTER))[0], " and (year % 100 != 0 or year % 400 == 0)") == -1
+
+
+def test_only_a_change_line_for_line_of_a_few_lines_is_scored():
+    assert changed_lines(fix(LEAP + "\n\nX = 1\n")) is None  # a line added
+    many = "".join(f"x{n} = {n}\n" for n in range(6))
+    assert changed_lines(fix(many.replace("= ", "= -"), many)) is None  # six lines changed
+    assert changed_lines(fix(LEAP)) is None  # nothing changed
+
+
+def test_one_completion_per_distinct_prompt_and_all_or_none_unscored():
+    asked: list[str] = []
+
+    async def complete(prompt: str) -> str:
+        asked.append(prompt)
+        return (
+            " or year % 400 == 0)" if prompt.endswith("!= 0") else " and (year % 100 != 0 or year % 400 == 0)"
+        )
+
+    fixes = [fix(OUTER), fix(INNER), fix(LEAP.replace("0 and year", "0 or  year"))]
+    asyncio.run(weigh(fixes, complete, 10))
+    assert [naturalness_score(f) for f in fixes] == [-1, 1, 1]
+    assert len(asked) == 2  # the third fix's line (another spacing) has the second's prompt
+
+    async def failing(prompt: str) -> str:
+        if prompt.endswith("!= 0"):
+            raise ModelError("no text completion from http://x/v1: 404")
+        return " and"
+
+    asyncio.run(weigh(fixes, failing, 10))
+    assert all(
+        f.evidence["naturalness"] == "not scored: no text completion from http://x/v1: 404" for f in fixes
+    )
+
+
+def test_naturalness_ranks_before_the_model_fix_rule_and_speaks_for_a_mechanical_fix():
+    async def complete(prompt: str) -> str:
+        return (
+            " or year % 400 == 0)" if prompt.endswith("!= 0") else " and (year % 100 != 0 or year % 400 == 0)"
+        )
+
+    model_fix, mechanical = fix(OUTER, round="start"), fix(INNER)
+    ranking = asyncio.run(rank([model_fix, mechanical], None, "failed", 60, None, complete))
+
+    assert ranking.fixes[0] is mechanical and speaks_for(mechanical) and not speaks_for(model_fix)
+    assert (
+        "nearer to the line the model writes (`return year % 4 == 0 and (year % 100 != 0 or" in ranking.said
+    )
