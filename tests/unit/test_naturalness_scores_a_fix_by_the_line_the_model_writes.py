@@ -41,6 +41,10 @@ def test_a_fix_scores_the_tokens_it_comes_nearer_to_the_line_the_model_writes():
     assert toward(changed_lines(fix(INNER))[0], written) == 1
     assert toward(changed_lines(fix(LEAP.replace("== 0)", "!= 0)")))[0], " == 0)") == -1
     assert toward(changed_lines(fix(OUTER))[0], " and (year % 100 != 0 or year % 400 == 0)") == -1
+    fits = "def fits(a: int, width: int) -> bool:\n    return a < width\n"
+    wider = fix(fits.replace("<", "<="), fits)  # one token more than the old line: half a token farther
+    wider.evidence["naturalness"] = {"score": toward(changed_lines(wider)[0], " > width"), "lines": []}
+    assert wider.evidence["naturalness"]["score"] == -0.5 and naturalness_score(wider) == 0
 
 
 def test_only_a_change_line_for_line_of_a_few_lines_is_scored():

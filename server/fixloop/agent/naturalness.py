@@ -116,10 +116,12 @@ async def _scored(fix: PooledFix, complete: Complete, written: dict[str, str]) -
     return {"score": sum(one["toward"] for one in said), "lines": said}
 
 
-def naturalness_score(fix: PooledFix) -> float:
-    """The fix's naturalness score; 0 when it was not scored."""
+def naturalness_score(fix: PooledFix) -> int:
+    """The fix's naturalness score in whole tokens (half a token, where one version has one token more,
+    counts for nothing: live, text_layout's `<=` scored -0.5 against a line the model wrote as `> width`);
+    0 when it was not scored."""
     said = fix.evidence.get("naturalness")
-    return float(said["score"]) if isinstance(said, dict) else 0.0
+    return round(said["score"]) if isinstance(said, dict) else 0
 
 
 def naturalness_said(fix: PooledFix) -> str:

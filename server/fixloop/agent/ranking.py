@@ -76,7 +76,7 @@ async def rank(
     return Ranking(ranked, "; ".join(f"{n}. {_said(fix)}" for n, fix in enumerate(ranked, 1)))
 
 
-def _key(fix: PooledFix, found: int) -> tuple[int, float, float, bool, int, int]:
+def _key(fix: PooledFix, found: int) -> tuple[int, int, float, bool, int, int]:
     judged = fix.evidence.get("judgment")
     score = judged["score"] if isinstance(judged, dict) else 0.0
     natural = -naturalness_score(fix)
