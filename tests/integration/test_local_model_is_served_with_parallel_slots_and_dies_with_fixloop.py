@@ -268,15 +268,16 @@ def test_a_fix_run_draws_the_sampled_candidates_in_one_request_and_leaves_no_ser
 
 def test_the_copies_back_of_a_batch_are_asked_again_in_one_request(record: Path, fixture_project) -> None:
     """llama-server's slots share no prompt: five like follow-ups sent at once would each read the whole
-    prompt again on a slot of their own (190 s for one round of a library case on 2 cores). They go as one
-    request with `n`, the prompt read once."""
+    prompt again on a slot of their own (190 s for one round of a library case on 2 cores). With
+    `reaskUnchanged` on, they go as one request with `n`, the prompt read once."""
     root = fixture_project("demo")
     source = (root / "mathutils.py").read_text()
     copy_back = "mathutils.py\n```python\n" + source + "```\n"
     wrong = "mathutils.py\n```python\n" + source.replace("result += i", "result -= i") + "```\n"
     # the best guess a wrong fix (judged, rejected), every other reply a copy back (a best guess copied back
     # twice would end the round before its batch)
-    fix_demo_not_fixed(root, "localContext = 20480\nsampleRounds = 0\n", copy_back, guess=wrong)
+    settings = "localContext = 20480\nsampleRounds = 0\nreaskUnchanged = true\n"  # off by default
+    fix_demo_not_fixed(root, settings, copy_back, guess=wrong)
     draws = [entry for entry in entries(record) if "n" in entry and entry["max_tokens"] != 1]
     asked = [entry["n"] for entry in draws if "changes nothing" in entry["last"]]
     assert [entry["n"] for entry in draws[:3]] == [1, 5, 5], draws  # guess, batch, its copies re-asked
