@@ -92,3 +92,22 @@ def test_naturalness_ranks_before_the_model_fix_rule_and_speaks_for_a_mechanical
     assert (
         "nearer to the line the model writes (`return year % 4 == 0 and (year % 100 != 0 or" in ranking.said
     )
+
+
+def test_naturalness_ranks_before_a_written_check_the_right_rule_breaks():
+    """Live (billing_dates): the model's check `is_leap(0) == False`, which the code before passed, broke the
+    right rule; the line the model writes itself is the right rule."""
+
+    async def complete(prompt: str) -> str:
+        return (
+            " or year % 400 == 0)" if prompt.endswith("!= 0") else " and (year % 100 != 0 or year % 400 == 0)"
+        )
+
+    right, wrong = fix(INNER), fix(LEAP.replace("== 0)", "!= 0)"))
+    checks = {"written": 5, "kept_before": 2, "telling_apart": 2, "passed": 1, "failed": [], "mended": []}
+    right.evidence["written_checks"] = {**checks, "broke": ["test_edge_case_2"]}
+    wrong.evidence["written_checks"] = {**checks, "broke": []}
+    ranking = asyncio.run(rank([wrong, right], None, "failed", 60, None, complete))
+
+    assert ranking.fixes[0] is right
+    assert not speaks_for(right)  # a broken check still keeps it from being called proven

@@ -6,11 +6,15 @@
   place the second time, and what a place draws in both asks taken as bias for the place, so that a
   model that always answers "1" speaks for no version.
 - Naturalness of the changed lines (naturalness.py): the model writes each changed line on from the code
-  above it, and a fix whose line is nearer to the model's own ranks higher, before the judgment (a pool of
-  one mechanical fix too: one short request a line).
+  above it, and a fix whose line is nearer to the model's own ranks higher, first of all (a pool of one
+  mechanical fix too: one short request a line).
 - Checks the model writes from the docstring and the failing test (written_checks.py), run on every
   version and on the code before any fix (a pool of one mechanical fix too: nothing else weighs it): a
-  version that breaks fewer of the checks the code before passed ranks higher, before naturalness.
+  version that breaks fewer of the checks the code before passed ranks higher, after naturalness and
+  before the judgment. Live, the checks were the wrong ones where the two pointed different ways: on
+  billing_dates (8b27aa8) the model expected `is_leap(0) == False`, which the code before (never a leap
+  year) passed and the right rule breaks, while it writes the rule right; on stock_reorder (b5822a0) the
+  checks copied the bug, while it writes `needs_reorder` as `on_hand <= rule.reorder_point`.
 - Then: a fix the model wrote above a one-token change no model chose, and the smaller change.
 """
 
@@ -79,8 +83,14 @@ async def rank(
 def _key(fix: PooledFix, found: int) -> tuple[int, int, float, bool, int, int]:
     judged = fix.evidence.get("judgment")
     score = judged["score"] if isinstance(judged, dict) else 0.0
-    natural = -naturalness_score(fix)
-    return (len(broken_checks(fix)), natural, -round(score, 2), fix.mechanical, fix.size, found)
+    return (
+        -naturalness_score(fix),
+        len(broken_checks(fix)),
+        -round(score, 2),
+        fix.mechanical,
+        fix.size,
+        found,
+    )
 
 
 def _said(fix: PooledFix) -> str:
