@@ -152,3 +152,32 @@ async def test_a_round_under_way_stops_when_the_runs_time_is_up(run_fix):
     assert "the run's time is up: the round stops drawing and judging" in outcome.notices
     assert "time budget used up" in outcome.result.summary
     assert len(outcome.server.requests) <= 3  # not the six the round would have drawn
+
+
+def rounding(step: str) -> str:
+    code = (
+        "def round_cents(amount: float) -> float:\n"
+        '    """Round an amount of money to whole cents, halves away from zero."""\n'
+        f'    return float(Decimal(str(amount)).quantize(Decimal("{step}"), rounding=ROUND_HALF_UP))\n'
+    )
+    return f"invoice/rounding.py\n```python\n{code}```\n"
+
+
+async def test_suspects_not_yet_pointed_at_get_a_round_each_before_the_loop(run_fix):
+    wrong, other = {"content": rounding("1")}, {"content": rounding("10")}
+    script = [wrong, other, wrong, other, *[NO_LINE] * 8, {"content": rounding("0.01")}, *[PROSE] * 8]
+    outcome = await run_fix("helper_chain", script, maxSteps=30, **SAMPLE)
+
+    assert outcome.result.status == "fixed", "\n".join(outcome.notices)
+    assert rounds(outcome)[:3] == [
+        "no fix yet: moving on to candidates focused on the next suspect",
+        "no fix yet: moving on to a line-level round",
+        "no fix yet: moving on to candidates focused on the next suspect",
+    ]
+    assert not any("the loop's tool turns" in said for said in rounds(outcome))
+    first, third = outcome.server.requests[2], outcome.server.requests[12]  # each round's best guess
+    pointed = [
+        r["messages"][-1]["content"].split("Hint: the bug may well be in ")[-1][:40] for r in (first, third)
+    ]
+    assert pointed[0] != pointed[1] and all("`" in one for one in pointed), pointed  # another suspect
+    assert "a round on the next suspect" in str(outcome.result.to_json()["pool"][0]["origin"])

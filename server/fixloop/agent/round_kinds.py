@@ -3,7 +3,8 @@
 Instead of nudging again, the run moves to the next kind of round, in this order: candidates focused on the
 next suspect ("suspect"), a line-level round ("lines"), then the loop's own tool turns ("loop"). A start
 round of candidates that found nothing goes on through the code kinds before the loop's first turn, the
-line-level round first when its whole-function answers were long. A run stops before its budget only once
+line-level round first when its whole-function answers were long, then through more rounds focused on the
+suspects not yet pointed at. A run stops before its budget only once
 every kind has been tried, and says which were.
 """
 
@@ -43,6 +44,10 @@ class RoundKinds:
         if kind in self.left:
             self.left.remove(kind)
             self.left.insert(0, kind)
+
+    def again(self, kind: RoundKind) -> None:
+        """Put `kind` in front once more: one more round of it before the next kind."""
+        self.left.insert(0, kind)
 
     def take(self) -> RoundKind | None:
         """The next kind (now counted as tried), None once every kind has been tried."""

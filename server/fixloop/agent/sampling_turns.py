@@ -121,6 +121,11 @@ class SamplingTurns:
         return point
 
     @property
+    def unfocused(self) -> int:
+        """The functions of the prompt's code that no round has pointed its candidates at yet."""
+        return max(0, len(self.focus) - self._focused)
+
+    @property
     def code_rounds_follow_start(self) -> bool:
         """Whether a start round that finds nothing goes on with the kinds of code round (the loop's
         `_code_rounds_after_start`) rather than with the loop's tool turns."""
