@@ -163,21 +163,18 @@ def rounding(step: str) -> str:
     return f"invoice/rounding.py\n```python\n{code}```\n"
 
 
-async def test_suspects_not_yet_pointed_at_get_a_round_each_before_the_loop(run_fix):
+async def test_suspects_not_yet_pointed_at_get_a_round_each_before_the_line_round(run_fix):
     wrong, other = {"content": rounding("1")}, {"content": rounding("10")}
-    script = [wrong, other, wrong, other, *[NO_LINE] * 8, {"content": rounding("0.01")}, *[PROSE] * 8]
+    script = [wrong, other, wrong, other, {"content": rounding("0.01")}, *[NO_LINE] * 8, *[PROSE] * 8]
     outcome = await run_fix("helper_chain", script, maxSteps=30, **SAMPLE)
 
     assert outcome.result.status == "fixed", "\n".join(outcome.notices)
-    assert rounds(outcome)[:3] == [
-        "no fix yet: moving on to candidates focused on the next suspect",
-        "no fix yet: moving on to a line-level round",
-        "no fix yet: moving on to candidates focused on the next suspect",
-    ]
-    assert not any("the loop's tool turns" in said for said in rounds(outcome))
-    first, third = outcome.server.requests[2], outcome.server.requests[12]  # each round's best guess
+    assert rounds(outcome)[:2] == ["no fix yet: moving on to candidates focused on the next suspect"] * 2
+    assert not any("line-level round" in said or "tool turns" in said for said in rounds(outcome))
+    second, third = outcome.server.requests[2], outcome.server.requests[4]  # each later round's best guess
     pointed = [
-        r["messages"][-1]["content"].split("Hint: the bug may well be in ")[-1][:40] for r in (first, third)
+        r["messages"][-1]["content"].split("Hint: the bug may well be in ")[-1][:40] for r in (second, third)
     ]
     assert pointed[0] != pointed[1] and all("`" in one for one in pointed), pointed  # another suspect
+    assert third["messages"][:3] == second["messages"][:3]  # the same prompt, cached, but for its end
     assert "a round on the next suspect" in str(outcome.result.to_json()["pool"][0]["origin"])

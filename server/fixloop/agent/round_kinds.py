@@ -2,9 +2,9 @@
 
 Instead of nudging again, the run moves to the next kind of round, in this order: candidates focused on the
 next suspect ("suspect"), a line-level round ("lines"), then the loop's own tool turns ("loop"). A start
-round of candidates that found nothing goes on through the code kinds before the loop's first turn, the
-line-level round first when its whole-function answers were long, then through more rounds focused on the
-suspects not yet pointed at. A run stops before its budget only once
+round of candidates that found nothing goes on through the code kinds before the loop's first turn, with a
+round on each suspect not yet pointed at before the line-level round (after it, when the start round's
+whole-function answers were long and the line-level round came first). A run stops before its budget only once
 every kind has been tried, and says which were.
 """
 

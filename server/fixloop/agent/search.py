@@ -130,11 +130,12 @@ class Search:
         await self._found(summary, why)
 
     async def _code_rounds_after_start(self) -> None:
-        """A start round of candidates that found nothing goes on through the kinds of code round (the next
-        suspect, then the lines), then through a round on each suspect not yet pointed at, before the loop's
-        first tool turn: they read the start round's prompt (a local server has it cached) where a tool turn
-        would read the tool schemas and the prompt anew (live, 3,371 tokens in 125 s for one turn on 2
-        cores; in the bench's 100-odd runs of 2026-12-05 the loop's turns fixed none)."""
+        """A start round of candidates that found nothing goes on through the kinds of code round before the
+        loop's first tool turn: a round on each suspect not yet pointed at, then the lines (the line round's
+        batch takes every slot of a local server, so the rounds that read the start round's prompt come
+        first, while a slot has it cached: live, a suspect round after the lines read 3,089 tokens anew in
+        108 s); a tool turn would read the tool schemas and the prompt anew (3,371 tokens in 125 s for one
+        turn on 2 cores; in the bench's 100-odd runs of 2026-12-05 the loop's turns fixed none)."""
         sampling, loop = self.sampling, self.loop
         if sampling is None or sampling.kinds is None or not sampling.code_rounds_follow_start:
             return
@@ -142,10 +143,13 @@ class Search:
             sampling.kinds.first("lines")
             said = f"the corrected functions are long ({sampling.start_answer_tokens} tokens): lines first"
             loop.emit(Notice(said, loop.step, "rounds"))
-        while sampling.kinds.left[:1] in (["suspect"], ["lines"]) and not loop.spent.exhausted():
+        kinds = sampling.kinds
+        while not loop.spent.exhausted():
+            if kinds.left[:1] in (["lines"], ["loop"]) and "suspect" in kinds.tried and sampling.unfocused:
+                kinds.again("suspect")  # the next suspect not yet pointed at, while its prompt is cached
+            if kinds.left[:1] not in (["suspect"], ["lines"]):
+                return
             await self._next_kind("start")
-            if sampling.kinds.left[:1] == ["loop"] and sampling.unfocused:
-                sampling.kinds.again("suspect")
 
     async def _next_kind(self, why: SampleWhy) -> None:
         """Silence, a repeat or a stuck call: the next kind of round instead of another nudge; once every
