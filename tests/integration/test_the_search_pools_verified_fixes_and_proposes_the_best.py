@@ -1,6 +1,8 @@
 """One search, one pool: a one-token change and a model's candidate both verify; the model's is proposed
 (nothing else speaks for the mechanical one), the pool and each entry's origin travel in the result, and
-"try another fix" proposes the pool's next fix, verified again, without asking the model."""
+"try another fix" proposes the pool's next fix, verified again, without asking the model. Naturalness puts
+a one-token change the model writes itself first, and says "not scored" where the endpoint has no text
+completions."""
 
 from __future__ import annotations
 
@@ -44,7 +46,10 @@ async def test_a_model_candidate_is_proposed_over_a_one_token_change_and_the_oth
     pool = result.to_json()["pool"]
     assert [entry["mechanical"] for entry in pool] == [False, True]
     assert "+        result *= i" in pool[1]["diff"] and pool[1]["origin"].startswith("a one-token change")
-    assert all("naturalness" in entry["evidence"] for entry in pool)
+    # the scripted endpoint has no text completions (404, as a chat-only hosted model): naturalness says so
+    assert server.text_requests
+    said = [entry["evidence"]["naturalness"] for entry in pool]
+    assert all(isinstance(one, str) and one.startswith("not scored: no text completion from") for one in said)
     ranked = "2 verified fix(es), ranked: 1. the model's candidates"
     assert any(n.startswith(ranked) for n in notices), notices
     assert (root / "mathutils.py").read_text().count("result += i") == 1  # the user's file, untouched
@@ -109,17 +114,3 @@ async def test_a_one_token_change_the_model_writes_itself_ranks_above_its_rewrit
     assert all(body["temperature"] == 0 and body["stop"] == ["\n"] for body in server.text_requests)
     ranked = next(n for n in notices if n.startswith("2 verified fix(es), ranked: 1. a one-token change"))
     assert "nearer to the line the model writes (`result *= i`, +1 token(s))" in ranked
-
-
-async def test_an_endpoint_without_text_completions_leaves_naturalness_unscored(
-    fixture_project, scripted_model
-):
-    root = fixture_project("demo")
-    server = scripted_model([{"content": REWRITE}, {"content": REWRITE}])
-
-    _, result, notices = await fix(root, server, mutants=True, poolSize=2)
-
-    assert result.status == "fixed", notices
-    assert server.text_requests  # asked, and answered 404 as a chat-only hosted model does
-    said = [entry["evidence"]["naturalness"] for entry in result.to_json()["pool"]]
-    assert all(isinstance(one, str) and one.startswith("not scored: no text completion from") for one in said)
