@@ -70,9 +70,7 @@ def _changed_line(path: str, above: Sequence[str], old: str, new: str) -> Change
         (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new))
     )
     starts = [m.start() for m in TOKEN.finditer(old) if m.start() <= where]
-    start = old[: max(starts, default=0)].rstrip()
-    if not start.strip():
-        start = ""
+    start = old[: max(starts, default=0)].rstrip()  # "" when they part in the first token
     prompt = "\n".join([f"# {path}", *above, start])
     return ChangedLine(prompt, start, old[len(start) :], new[len(start) :])
 

@@ -345,8 +345,8 @@ class ChatModel:
     def _retry_delay(self, error: Exception, attempt: int) -> float:
         response = getattr(error, "response", None)
         header = response.headers.get("retry-after") if response is not None else None
-        with contextlib.suppress(ValueError):
-            return min(max(float(header), 0.0), 60.0) if header else min(self.backoff * (2**attempt), 30.0)
+        with contextlib.suppress(TypeError, ValueError):  # no header (None), or not a number of seconds
+            return min(max(float(header), 0.0), 60.0)
         return min(self.backoff * (2**attempt), 30.0)
 
     def _explain_connection(self, error: openai.APIConnectionError, tries: str) -> ModelError:
