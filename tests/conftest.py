@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +19,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # `import support` from any test folder
 
+import built_once
+import project_python
 import security_ledger
 from scripted_model import ScriptedModelServer
 from support import copy_project
@@ -86,6 +90,25 @@ def pytest_configure(config: pytest.Config) -> None:
     if part != "all" and report:
         path = Path(report)
         config.option.xmlpath = str(path.with_name(f"{path.stem}-{part}{path.suffix}"))
+    _activate_project_python(config)
+
+
+PROJECT_PYTHON_ENV = "FIXLOOP_TEST_PROJECT_VENV"  # set by the first process of a run; its workers reuse it
+
+
+def _activate_project_python(config: pytest.Config) -> None:
+    """The fixture projects' tests run with a venv of pytest alone (see project_python.py), activated here
+    for this process and every process it starts, the xdist workers included; the bench's cases too."""
+    made = os.environ.get(PROJECT_PYTHON_ENV)
+    if not made:
+        kept = built_once.kept_root()
+        base = kept if kept is not None else Path(tempfile.mkdtemp(prefix="fixloop-tests-"))
+        made = str(project_python.ensure(base))
+        os.environ[PROJECT_PYTHON_ENV] = made
+        if kept is None:
+            config.add_cleanup(lambda: shutil.rmtree(base, ignore_errors=True))
+    project_python.activate(Path(made))
+    os.environ["FIXLOOP_BENCH_PYTHON"] = str(project_python.python_of(Path(made)))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

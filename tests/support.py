@@ -6,11 +6,21 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def project_python() -> str:
+    """The interpreter fixture projects run their tests with: the suite's venv of pytest alone, activated
+    by conftest.py (see project_python.py), else the suite's own."""
+    venv = os.environ.get("FIXLOOP_TEST_PROJECT_VENV")
+    return str(Path(venv) / "bin" / "python") if venv else sys.executable
+
+
 PROJECTS_DIR = REPO_ROOT / "fixtures" / "projects"
 FIXES_DIR = REPO_ROOT / "fixtures" / "fixes"
 TEXT_STYLES = ("react", "tool_call_tag", "json_fence")

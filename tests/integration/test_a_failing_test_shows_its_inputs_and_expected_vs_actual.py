@@ -4,7 +4,6 @@ the run_tests observation shows them."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from fixloop.pytest_runner import PytestRunner
@@ -12,6 +11,7 @@ from fixloop.pytest_runner.failing_inputs import failing_input_lines
 from fixloop.tools import build_toolbox
 from fixloop.tools.run_tests import format_test_run
 from fixloop.tools.workspace import Workspace
+from support import project_python
 
 FILES = {
     "words.py": "def is_word(text):\n    return text.isalpha() or text == ''\n",
@@ -45,7 +45,7 @@ def _project(root: Path) -> Path:
 
 async def test_the_failing_inputs_come_with_the_outcome_and_in_the_run_tests_report(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    runner = PytestRunner(root, command=(sys.executable, "-m", "pytest"), timeout=60)
+    runner = PytestRunner(root, command=(project_python(), "-m", "pytest"), timeout=60)
     run = await runner.run([PARAM_ID, LOCALS_ID, METHOD_ID])
 
     param = run.results[PARAM_ID].inputs

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from fixloop.bench.cases import find_cases
+from support import project_python
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "bench"
 sys.path.insert(0, str(BENCH_DIR))
@@ -35,6 +36,7 @@ def sliced() -> list:
 
 def build(out: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, str(BENCH_DIR / "build.py"), "--out", str(out), "--cache", str(cache)]
+    command += ["--python", project_python()]
     for mutant in sliced():
         command += ["--mutant", mutant.id]
     return subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
@@ -82,13 +84,13 @@ def test_each_case_fails_its_ids_and_passes_them_once_the_mutation_is_undone(bui
     assert first.returncode == 0, first.stderr
     for mutant in sliced():
         root = out / mutant.id
-        on_mutant = run_suite(root, sys.executable)
+        on_mutant = run_suite(root, project_python())
         assert on_mutant.failing == set(mutant.visible_failing_ids()), (mutant.id, on_mutant.tail)
         source = root / mutant.file
         text = source.read_text(encoding="utf-8")
         source.write_text(text.replace(mutant.mutant, mutant.original, 1), encoding="utf-8")
         try:
-            on_original = run_suite(root, sys.executable)
+            on_original = run_suite(root, project_python())
         finally:
             source.write_text(text, encoding="utf-8")
         assert not on_original.failing, (mutant.id, on_original.tail)

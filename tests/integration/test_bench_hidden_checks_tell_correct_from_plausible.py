@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from support import project_python
+
 BENCH_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "bench"
 sys.path.insert(0, str(BENCH_DIR))
 
@@ -78,18 +80,18 @@ def test_hidden_checks_pass_the_known_fix_and_catch_each_wrong_one(name: str, tm
     assert case["reference"]["path"] in case["bug_files"]
     assert case["reference"]["text"] in "\n".join(edit["new_text"] for edit in fix["edits"])
 
-    buggy = run_suite(variant(name, tmp_path / "buggy", []), sys.executable)
+    buggy = run_suite(variant(name, tmp_path / "buggy", []), project_python())
     buggy_visible, buggy_hidden = split(buggy, hidden)
     assert failing(buggy_visible) == set(case["failing_test_ids"]), buggy.tail
     assert {node.split("::")[0] for node in buggy_hidden} == hidden, "every hidden file is collected"
 
-    fixed = run_suite(variant(name, tmp_path / "fixed", fix["edits"]), sys.executable)
+    fixed = run_suite(variant(name, tmp_path / "fixed", fix["edits"]), project_python())
     assert set(fixed.outcomes) == set(buggy.outcomes)
     assert not failing(fixed.outcomes), fixed.tail
 
     caught = failing(buggy_hidden)
     for index, wrong in enumerate(wrong_fixes(name)):
-        run = run_suite(variant(name, tmp_path / f"wrong{index}", wrong["edits"]), sys.executable)
+        run = run_suite(variant(name, tmp_path / f"wrong{index}", wrong["edits"]), project_python())
         visible, hidden_outcomes = split(run, hidden)
         assert not failing(visible), f"{wrong['name']} must pass the visible suite:\n{run.tail}"
         assert failing(hidden_outcomes), f"{wrong['name']}: no hidden check fails it"

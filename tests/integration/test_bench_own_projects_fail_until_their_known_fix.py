@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from support import project_python
+
 BENCH_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "bench"
 sys.path.insert(0, str(BENCH_DIR))
 
@@ -39,11 +41,11 @@ def test_own_project_fails_its_ids_and_the_known_fix_makes_the_suite_green(name:
     fix = json.loads((BENCH_DIR / "fixes" / f"{name}.json").read_text(encoding="utf-8"))
     root = copy_case_project(name, tmp_path / name)
 
-    before = run_suite(root, sys.executable)
+    before = run_suite(root, project_python())
     assert before.failing == set(case["failing_test_ids"]), before.tail
     assert {node for node, outcome in before.outcomes.items() if outcome == "passed"} == set(fix["passing"])
 
     apply_fix(root, fix["edits"])
-    after = run_suite(root, sys.executable)
+    after = run_suite(root, project_python())
     assert not after.failing, after.tail
     assert set(after.outcomes) == set(before.outcomes)

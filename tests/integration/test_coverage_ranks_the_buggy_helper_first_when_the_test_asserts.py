@@ -3,21 +3,20 @@ first (coverage per test, Ochiai over functions), and the warm start leads with 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from fixloop.agent.localize import ends_in_test, find_suspects
 from fixloop.agent.warm_start import build_warm_start
 from fixloop.pytest_runner import PytestRunner
 from fixloop.verify import record_baseline
-from support import copy_project
+from support import copy_project, project_python
 
 TARGET = "tests/test_receipt.py::test_a_discount_takes_its_percentage_off"
 
 
 async def test_the_helper_only_the_failing_test_runs_is_the_first_suspect(tmp_path: Path) -> None:
     root = copy_project("discount_helper", tmp_path / "discount_helper")
-    runner = PytestRunner(root, (sys.executable, "-m", "pytest"), 30, scratch=tmp_path / "scratch")
+    runner = PytestRunner(root, (project_python(), "-m", "pytest"), 30, scratch=tmp_path / "scratch")
     baseline = await record_baseline(runner, [TARGET])
     assert ends_in_test(baseline.run.outcome(TARGET))  # an assertion: the traceback names no helper
 
@@ -38,7 +37,7 @@ async def test_the_helper_only_the_failing_test_runs_is_the_first_suspect(tmp_pa
 
 async def test_a_run_with_coverage_leaves_the_outcomes_as_they_are(tmp_path: Path) -> None:
     root = copy_project("discount_helper", tmp_path / "discount_helper")
-    runner = PytestRunner(root, (sys.executable, "-m", "pytest"), 30)
+    runner = PytestRunner(root, (project_python(), "-m", "pytest"), 30)
     plain = await runner.run(["tests/test_receipt.py"])
     _suspects, covered = await find_suspects(runner, root, [TARGET])
     outcomes = [{test_id: o.outcome for test_id, o in run.results.items()} for run in (plain, covered)]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from support import fix_script, load_fix
+from support import fix_script, load_fix, project_python
 
 
 def fixloop(
@@ -51,7 +51,7 @@ def test_fix_prints_a_diff_that_git_apply_takes(fixture_project, scripted_model)
     )
     subprocess.run(["git", "apply", "-"], cwd=root, input=done.stdout, text=True, check=True)
     after = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *ids],
+        [project_python(), "-m", "pytest", "-q", "-p", "no:cacheprovider", *ids],
         cwd=root,
         capture_output=True,
         text=True,

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from support import (
     fix_script,
     fixture_names,
     load_fix,
+    project_python,
     script_files,
     text_fix_script,
 )
@@ -38,7 +38,7 @@ def run_pytest(root: Path, *test_ids: str, timeout: float = 60) -> dict[str, str
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the fixtures need no plugins; startup is most of the cost
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-q", *test_ids],
+        [project_python(), "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-q", *test_ids],
         cwd=root,
         capture_output=True,
         text=True,

@@ -3,18 +3,17 @@ test calls directly, and the function the failing assertion calls is always amon
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from fixloop.agent.localize import Suspect, find_suspects, module_names_read
 from fixloop.pytest_runner import PytestRunner
-from support import write_project
+from support import project_python, write_project
 
 PYPROJECT = '[tool.pytest.ini_options]\npythonpath = ["."]\n'
 
 
 async def _suspects(root: Path, target: str, limit: int, by_calls: bool) -> list[str]:
-    runner = PytestRunner(root, (sys.executable, "-m", "pytest"), 60, scratch=root.parent / "scratch")
+    runner = PytestRunner(root, (project_python(), "-m", "pytest"), 60, scratch=root.parent / "scratch")
     suspects, _run = await find_suspects(runner, root, [target], limit, by_calls=by_calls)
     return [f"{suspect.name} {suspect.score:.2f}" for suspect in suspects]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from fixloop.pytest_runner import PytestRunner
 from fixloop.tools import Toolbox, build_toolbox
 from fixloop.tools.workspace import Workspace
+from support import project_python
 
 FILES = {
     "calc.py": "def add(a, b):\n    return a - b\n",
@@ -32,7 +32,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def toolbox_for(root: Path, timeout: float = 60.0) -> Toolbox:
-    runner = PytestRunner(root, command=(sys.executable, "-m", "pytest"), timeout=timeout)
+    runner = PytestRunner(root, command=(project_python(), "-m", "pytest"), timeout=timeout)
     return build_toolbox(Workspace(root), runner, default_test_ids=["tests/test_calc.py::test_add"])
 
 

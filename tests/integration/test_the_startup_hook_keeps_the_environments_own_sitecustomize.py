@@ -3,13 +3,12 @@ sitecustomize (coverage's subprocess hook, a distribution's) still runs after it
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from fixloop.pytest_runner import PytestRunner
 from fixloop.pytest_runner.runner import ImportRedirect
 from fixloop.shadow import ShadowWorkspace
-from support import write_project
+from support import project_python, write_project
 
 
 async def test_the_environments_own_sitecustomize_still_runs(tmp_path: Path) -> None:
@@ -34,7 +33,7 @@ async def test_the_environments_own_sitecustomize_still_runs(tmp_path: Path) -> 
     with ShadowWorkspace.create(project) as shadow:
         runner = PytestRunner(
             shadow.root,
-            (sys.executable, "-m", "pytest"),
+            (project_python(), "-m", "pytest"),
             120,
             env={"PYTHONPATH": str(theirs)},
             redirect=ImportRedirect(shadow.real_top, shadow.top),

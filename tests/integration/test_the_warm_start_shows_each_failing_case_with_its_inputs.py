@@ -4,11 +4,11 @@ show a failure later), and shows none of it with the failingInputs setting off."
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from fixloop.agent.warm_start import gather_warm_start
 from fixloop.pytest_runner import PytestRunner
+from support import project_python
 
 FILES = {
     "conftest.py": "",
@@ -26,7 +26,7 @@ async def test_each_failing_case_shows_its_values_and_they_travel_as_data(tmp_pa
     for rel, text in FILES.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    runner = PytestRunner(tmp_path, (sys.executable, "-m", "pytest"), 30)
+    runner = PytestRunner(tmp_path, (project_python(), "-m", "pytest"), 30)
     run = await runner.run([MODULE])
 
     warm = gather_warm_start(tmp_path, run, [MODULE])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from fixloop.events import Observation
 from fixloop.pytest_runner import PytestRunner
 from fixloop.shadow import ShadowWorkspace, shadows_dir
 from fixloop.verify import Baseline, VerificationGate, proposal_changes, record_baseline
-from support import apply_edits, load_fix, repo_snapshot
+from support import apply_edits, load_fix, project_python, repo_snapshot
 
 CATALOG_TARGET = "tests/test_catalog.py::test_search_ignores_case_of_query"
 INVOICE_TARGET = "tests/test_invoice.py::test_invoice_line"
@@ -42,7 +41,7 @@ async def checked(fixture_project: Callable[..., Path]) -> AsyncIterator[Callabl
     async def make(name: str, targets: list[str], timeout: float = 30) -> Checked:
         shadow = await asyncio.to_thread(ShadowWorkspace.create, fixture_project(name))
         shadows.append(shadow)
-        runner = PytestRunner(shadow.root, (sys.executable, "-m", "pytest"), timeout)
+        runner = PytestRunner(shadow.root, (project_python(), "-m", "pytest"), timeout)
         return Checked(shadow, runner, await record_baseline(runner, targets))
 
     yield make
@@ -174,7 +173,7 @@ async def test_baseline_says_nothing_to_fix_and_rejects_unknown_ids(fixture_proj
     root = fixture_project("conftest_fixture")
     apply_edits(root, load_fix("conftest_fixture")["edits"])
     with ShadowWorkspace.create(root) as shadow:
-        runner = PytestRunner(shadow.root, (sys.executable, "-m", "pytest"), 30)
+        runner = PytestRunner(shadow.root, (project_python(), "-m", "pytest"), 30)
         with pytest.raises(
             NothingToFix, match=r"test_search_ignores_case_of_query already passes: nothing to fix"
         ):

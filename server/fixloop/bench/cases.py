@@ -328,10 +328,22 @@ def copy_top(case: BenchCase, root: Path) -> Path:
     return root.parents[depth - 1] if depth else root
 
 
+PYTHON_ENV = "FIXLOOP_BENCH_PYTHON"  # the interpreter `python` means in the cases, when not the bench's own
+
+
+def bench_python() -> str:
+    """The interpreter `python` means in a case without a venv of its own: $FIXLOOP_BENCH_PYTHON (one with
+    pytest and nothing else a case does not ask for, say), else the one running the bench."""
+    chosen = os.environ.get(PYTHON_ENV, "").strip()
+    if chosen and not Path(chosen).is_file():
+        raise CaseError(f"{PYTHON_ENV}={chosen} is not an interpreter: name a python executable or unset it")
+    return chosen or sys.executable
+
+
 def bench_env(root: Path) -> dict[str, str]:
-    """The environment of setup commands and the judge: `python` is the bench's own interpreter."""
+    """The environment of setup commands and the judge: `python` is the bench's interpreter."""
     env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PATH"] = os.pathsep.join([str(Path(bench_python()).parent), env.get("PATH", "")])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_CURRENT_TEST", None)
@@ -356,14 +368,15 @@ async def run_setup(case: BenchCase, root: Path) -> None:
 
 def resolve_test_command(case: BenchCase, root: Path) -> tuple[str, ...]:
     """The case's test command with `python` made concrete: the copy's own virtualenv when setup made one
-    (.venv or venv), else the bench's interpreter; the judge and fixloop's runs get the same one."""
+    (.venv or venv), else the bench's interpreter (`bench_python`); the judge and fixloop's runs get the same
+    one."""
     head, *rest = case.test_command
     if head in ("python", "python3"):
         for venv in (".venv", "venv"):
             for candidate in (root / venv / "bin" / "python", root / venv / "Scripts" / "python.exe"):
                 if candidate.is_file():
                     return (str(candidate), *rest)
-        return (sys.executable, *rest)
+        return (bench_python(), *rest)
     if "/" in head and not Path(head).is_absolute():
         return (str(root / head), *rest)
     return (head, *rest)
