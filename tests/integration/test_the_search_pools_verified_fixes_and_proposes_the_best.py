@@ -114,3 +114,41 @@ async def test_a_one_token_change_the_model_writes_itself_ranks_above_its_rewrit
     assert all(body["temperature"] == 0 and body["stop"] == ["\n"] for body in server.text_requests)
     ranked = next(n for n in notices if n.startswith("2 verified fix(es), ranked: 1. a one-token change"))
     assert "nearer to the line the model writes (`result *= i`, +1 token(s))" in ranked
+
+
+async def test_a_one_token_change_nothing_speaks_for_leaves_the_model_its_rounds(
+    fixture_project, scripted_model
+):
+    root = fixture_project("demo")
+    # the model writes the line as `result = result * i`: the one-token `*=` comes no nearer to it
+    lines = [{"after": "        result", "text": " = result * i"}]
+    server = scripted_model({"turns": [{"content": REWRITE}, {"content": REWRITE}], "lines": lines})
+
+    # a share so small that, started at the one-token change, it would end the run before the model's round
+    _, result, notices = await fix(root, server, mutants=True, poolShare=0.001)
+
+    assert result.status == "fixed", notices
+    assert "result = result * i" in result.diff  # the model's rewrite, found after the one-token change
+    assert "— from the model's candidates (first round)" in result.summary
+    said = "nothing beyond the tests speaks for the one-token change(s) yet: the search goes on for a fix"
+    assert any(n.startswith(said) for n in notices), notices
+    pool = result.to_json()["pool"]
+    assert [entry["mechanical"] for entry in pool] == [False, True]
+
+
+async def test_a_one_token_change_the_model_writes_starts_the_pools_share_at_once(
+    fixture_project, scripted_model
+):
+    root = fixture_project("demo")
+    lines = [{"after": "        result", "text": " *= i"}]
+    server = scripted_model({"turns": [{"content": REWRITE}], "lines": lines})
+
+    _, result, notices = await fix(root, server, mutants=True, poolShare=0.001)
+
+    assert result.status == "fixed", notices
+    assert "+        result *= i" in result.diff
+    assert result.summary.startswith("verified fix — a one-token change found by mechanical search")
+    said = (
+        "the model writes the line of mathutils.py (`result += i` -> `result *= i`) itself: the search goes"
+    )
+    assert any(n.startswith(said) for n in notices), notices

@@ -1,7 +1,8 @@
 """The pool of verified fixes and its ranking: distinct fixes only, settled by count or by the time after
-the first; ranked by the model's judgment (logprobs, else text, asked in both orders), then a fix the model
-wrote above a mechanical one-token change, then the smaller change; the summary says where a fix came from
-and claims no more for a mechanical fix than the tests show."""
+the first the model wrote (a one-token change waits for evidence); ranked by the model's judgment
+(logprobs, else text, asked in both orders), then a fix the model wrote above a mechanical one-token
+change, then the smaller change; the summary says where a fix came from and claims no more for a
+mechanical fix than the tests show."""
 
 from __future__ import annotations
 
@@ -21,25 +22,36 @@ def fix(new: str, round: str = "mutants") -> PooledFix:
 
 
 def test_the_pool_keeps_distinct_fixes_and_settles_by_count_or_by_time():
-    pool = FixPool(KeepSearching(most=2, share=0.5))
+    pool = FixPool(KeepSearching(most=3, share=0.5))
     deadline = time.monotonic() + 100
 
     assert pool.add(fix(OUTER).changes, "mutants", "outer", deadline)
+    assert pool.until is None and not pool.settled()  # a one-token change leaves the clock to the evidence
     assert not pool.add(fix(OUTER).changes, "start", "the same text again", deadline)
+    assert pool.add(fix(INNER).changes, "start", "inner", deadline)  # the model's: the clock starts
     assert pool.until is not None and 40 < pool.until - time.monotonic() <= 50  # half of what was left
     assert not pool.settled() and pool.wanted() == 1
-    assert pool.add(fix(INNER).changes, "start", "inner", deadline)
+    assert pool.add(fix(REWRITE).changes, "lines", "rewrite", deadline)
     assert pool.settled() and pool.wanted() == 0
 
-    early = FixPool(KeepSearching(most=3, share=0.5))  # a round asks for the cutoff at its first win
-    until = early.cutoff(deadline)
-    assert 40 < until - time.monotonic() <= 50 and early.until == until and not early.settled()
-    early.add(fix(OUTER).changes, "mutants", "outer", time.monotonic() + 500)
-    assert early.until == until  # adding the fix later keeps the one cutoff: one rule for round and pool
+    full = FixPool(KeepSearching(most=1, share=0.5))
+    full.add(fix(OUTER).changes, "mutants", "outer", deadline)
+    assert full.until is None and full.settled()  # enough fixes settle it, whoever found them
 
     at_once = FixPool(KeepSearching(most=3, share=0.0))
     at_once.add(fix(OUTER).changes, "mutants", "outer", deadline)
     assert at_once.settled()  # share 0: the first verified fix ends the search
+
+
+def test_a_round_of_one_token_changes_stops_at_its_own_share_or_the_pools_end():
+    pool = FixPool(KeepSearching(most=3, share=0.5))
+    cutoff = pool.round_cutoff(time.monotonic() + 100)
+    until = cutoff()  # asked at the round's first win
+    assert 40 < until - time.monotonic() <= 50 and pool.until is None
+    pool.add(fix(OUTER).changes, "mutants", "outer", time.monotonic() + 500)
+    assert cutoff() == until and pool.until is None  # the mechanical fix leaves the pool's clock alone
+    pool.add(fix(INNER).changes, "start", "inner", time.monotonic() + 20)
+    assert pool.until is not None and cutoff() == pool.until < until  # the pool's end, when sooner
 
 
 async def test_with_no_evidence_a_model_fix_ranks_above_a_mechanical_one_and_smaller_above_larger():

@@ -3,14 +3,15 @@
 The first verified fix does not end the run: the search goes on for a bounded share of what is left
 (`KeepSearching`: until `most` distinct fixes or `share` of the remaining time), then ranking
 (agent/ranking.py) chooses. A fix is `mechanical` when a search of one-token changes found it, with no
-model: it passes the tests, and nothing else speaks for it until evidence does.
+model: it passes the tests, and nothing else speaks for it until evidence does; so it does not start that
+clock itself (the search starts it once evidence speaks for one, agent/search.py).
 """
 
 from __future__ import annotations
 
 import ast
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,12 +93,14 @@ class FixPool:
         return len(self.fixes)
 
     def add(self, changes: Sequence[FileChange], round: str, summary: str, deadline: float) -> bool:
-        """Add a verified fix (False when the pool holds the same one); the first sets when to stop."""
+        """Add a verified fix (False when the pool holds the same one); the first the model wrote sets when
+        to stop (a mechanical one too when the share is 0: the first fix ends the search)."""
         fix = PooledFix(tuple(changes), round, summary)
         if not fix.changes or any(known.key == fix.key for known in self.fixes):
             return False
         self.fixes.append(fix)
-        self.cutoff(deadline)
+        if not fix.mechanical or self.keep.share == 0:
+            self.cutoff(deadline)
         return True
 
     def cutoff(self, deadline: float) -> float:
@@ -109,11 +112,27 @@ class FixPool:
             self.until = now + self.keep.share * max(0.0, deadline - now)
         return self.until
 
+    def round_cutoff(self, deadline: float) -> Callable[[], float]:
+        """For a round of one-token changes, asked at its first win: `keep.share` of the time then left, the
+        round's own end (the pool's clock waits for evidence), or the pool's end once that is set."""
+        first: list[float] = []
+
+        def cutoff() -> float:
+            if not first:
+                now = time.monotonic()
+                first.append(now + self.keep.share * max(0.0, deadline - now))
+            return first[0] if self.until is None else min(first[0], self.until)
+
+        return cutoff
+
     def settled(self) -> bool:
-        """Whether the search is over: enough fixes, or the time it had after the first is up."""
-        if not self.fixes or self.until is None:
+        """Whether the search is over: enough fixes (whoever found them), or the time it had after the first
+        that evidence spoke for is up."""
+        if not self.fixes:
             return False
-        return len(self.fixes) >= self.keep.most or time.monotonic() >= self.until
+        if len(self.fixes) >= self.keep.most:
+            return True
+        return self.until is not None and time.monotonic() >= self.until
 
     def wanted(self) -> int:
         """How many more fixes the pool takes before it is settled."""

@@ -91,6 +91,9 @@ class Step:
     repeated: bool = False  # a call (or a rejected change) came again: a reason to sample
 
 
+CUTOFF_SAID = "the search's time after its first verified fix is up"
+
+
 @dataclass
 class Spent:
     """What the run has used so far, held against its limits."""
@@ -106,6 +109,7 @@ class Spent:
     tokens_estimated: bool = False
     started: float = field(default_factory=time.monotonic)
     cutoff: float | None = None  # time.monotonic() when the search stops, once it holds a verified fix
+    cutoff_said: str = CUTOFF_SAID  # why it stops there, for the user
 
     @property
     def deadline(self) -> float:
@@ -124,7 +128,7 @@ class Spent:
         if time.monotonic() - self.started >= limits.max_seconds:
             return f"time budget used up ({limits.max_seconds:g} s)"
         if self.cutoff is not None and time.monotonic() >= self.cutoff:
-            return "the search's time after its first verified fix is up"
+            return self.cutoff_said
         return None
 
     def count(self, reply: ModelReply) -> Usage:

@@ -7,6 +7,12 @@ round adds what the gate verified to the pool (fix_pool.py) and the shadow goes 
 the first fix the search goes on for a bounded share of what is left, then ranking (ranking.py) chooses and
 the gate makes the choice the proposal. A fix of the loop's own turns ends the search; so do cancel and the
 run's budgets.
+
+One-token changes start that share only when evidence speaks for one: the model writes its line itself
+(naturalness, weighed as the one-token round ends). Otherwise the search goes on as if it had no fix, up to
+RANK_RESERVE before the budget (the ranking's time), so the model's rounds get their turn: live, the
+one-token round found a lone wrong change on semver_compare and blog_slugs, and the share after it ended
+the run at 107 s and 94 s of 300, one candidate round or none asked.
 """
 
 from __future__ import annotations
@@ -18,10 +24,10 @@ from fixloop.agent.fix_pool import FixPool, PooledFix
 from fixloop.agent.loop import ReActLoop
 from fixloop.agent.mutant_round import SHARE as MUTANT_SHARE
 from fixloop.agent.mutant_round import MutantRound
-from fixloop.agent.naturalness import Complete
+from fixloop.agent.naturalness import Complete, naturalness_score, weigh
 from fixloop.agent.ranking import Choose, rank, speaks_for
 from fixloop.agent.round_kinds import LONG_ANSWER_TOKENS, LOOP_ASK, SAID, RoundKind
-from fixloop.agent.run_state import LoopOutcome, RunEnds, SampleWhy
+from fixloop.agent.run_state import CUTOFF_SAID, LoopOutcome, RunEnds, SampleWhy
 from fixloop.agent.sampling_turns import SamplingTurns, round_tools
 from fixloop.agent.written_checks import WrittenChecks, broken_checks
 from fixloop.errors import FixloopError
@@ -31,6 +37,9 @@ from fixloop.verify.port import Gate
 
 PLAIN = "passes the tests; check the logic"  # a mechanical fix that nothing else speaks for
 BROKE = "it fails a check the model wrote that the code passed before"  # the best fix broke a written check
+EARLY_SECONDS = 30.0  # weighing the one-token round's fixes as it ends, at most
+RANK_RESERVE = 60.0  # seconds before the budget a search with only unsupported one-token fixes stops
+RANK_RESERVE_SHARE = 0.2  # of the run's budget, when that is less
 
 
 class Settled(RunEnds):
@@ -97,12 +106,39 @@ class Search:
         spent = self.loop.spent
         left = spent.deadline - time.monotonic()
         seconds = min(left, MUTANT_SHARE * spent.limits.max_seconds)
-        cutoff = lambda: self.pool.cutoff(spent.deadline)  # noqa: E731  the pool's rule, from the first win
+        cutoff = self.pool.round_cutoff(spent.deadline)
         found = await self.mutants.round(self.loop.step, seconds, self.pool.wanted(), cutoff)
         self.rounds_before.append("mutants")
         for summary, changes in found:
             await self._pool(changes, "mutants", summary, applied=False)
+        await self._weigh_mechanical()
         self._settle_if_done()
+
+    async def _weigh_mechanical(self) -> None:
+        """The one-token round's fixes, weighed at once by naturalness: one the model writes itself starts
+        the pool's share of the time left; with none, the search goes on up to the ranking's reserve."""
+        pool, loop = self.pool, self.loop
+        spent = loop.spent
+        if not pool or pool.until is not None:
+            return
+        if self.complete is not None:
+            await weigh(pool.fixes, self.complete, min(EARLY_SECONDS, spent.deadline - time.monotonic()))
+        natural = [fix for fix in pool.fixes if naturalness_score(fix) > 0]
+        if natural:
+            spent.cutoff = pool.cutoff(spent.deadline)
+            said = (
+                f"the model writes the line of {natural[0].describe()} itself: the search goes on for "
+                f"{spent.cutoff - time.monotonic():.0f} s more at most"
+            )
+        else:
+            budget = spent.limits.max_seconds
+            spent.cutoff = spent.started + budget - min(RANK_RESERVE, RANK_RESERVE_SHARE * budget)
+            spent.cutoff_said = "the search's time is up: the rest of the budget ranks the pool's fixes"
+            said = (
+                "nothing beyond the tests speaks for the one-token change(s) yet: the search goes on for a "
+                f"fix the model writes, up to {spent.cutoff - spent.started:.0f} s into the run"
+            )
+        loop.emit(Notice(said, loop.step, "pool"))
 
     async def sample(self, why: SampleWhy) -> None:
         """A round of candidate fixes (generate and validate) when the run's sampling allows one now. A
@@ -215,7 +251,9 @@ class Search:
             said = f"verified fix {len(self.pool)} ({fix.origin}): {fix.describe()}"
             loop.emit(Notice(said, loop.step, "pool"))
             loop.submissions.tried.add(fix_key(changes), describe_changes(changes), "verified already")
-            loop.spent.cutoff = self.pool.until
+            if self.pool.until is not None:
+                loop.spent.cutoff = self.pool.until
+                loop.spent.cutoff_said = CUTOFF_SAID
         if applied:
             await self.gate.accept([])  # the baseline again
 
