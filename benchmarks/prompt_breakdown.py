@@ -25,7 +25,12 @@ from fixloop.agent.prompt_parts import ORIGINS
 from fixloop.bench.table import render
 from fixloop.transcript import read_transcript, transcripts_dir
 
-LABELS = {"warm_start": "warm start", "file_text": "file text", "observation": "observations"}
+LABELS = {
+    "warm_start": "warm start",
+    "file_text": "file text",
+    "observation": "observations",
+    "line_completion": "line completion",
+}
 FIGURES = ("prompt_tokens", "prompt_processed", "prompt_cached", "completion_tokens")
 HEADER = ("request", *(LABELS.get(origin, origin) for origin in ORIGINS), "sent", "processed", "cached",
           "completion", "s")  # fmt: skip

@@ -43,7 +43,7 @@ class FixResult:
     tokens_estimated: bool = False  # some turns' usage was counted by fixloop, not reported by the server
     prompt_processed: int | None = None  # prompt tokens the server read anew (None: no request said)
     prompt_cached: int | None = None  # prompt tokens the server found in its prompt cache (None: unsaid)
-    model_requests: int = 0  # chat requests answered (a batch of candidates is one)
+    model_requests: int = 0  # requests answered (a batch of candidates is one; text completions too)
     candidates_drawn: int = 0  # candidates the sampling rounds drew, re-asks included
     seconds: float = 0.0
     model_seconds: float = 0.0  # waiting for the model (retries included)

@@ -112,6 +112,8 @@ async def test_a_one_token_change_the_model_writes_itself_ranks_above_its_rewrit
     prompts = [body["prompt"] for body in server.text_requests]
     assert prompts and all(p.startswith("# mathutils.py\n# Small math helpers.\n") for p in prompts)
     assert all(body["temperature"] == 0 and body["stop"] == ["\n"] for body in server.text_requests)
+    # each text completion is a request of the run's figures, like a chat request
+    assert result.model_requests == len(server.requests) + len(server.text_requests)
     ranked = next(n for n in notices if n.startswith("2 verified fix(es), ranked: 1. a one-token change"))
     assert "nearer to the line the model writes (`result *= i`, +1 token(s))" in ranked
 

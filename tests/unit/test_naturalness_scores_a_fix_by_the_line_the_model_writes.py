@@ -5,11 +5,14 @@ not scored, and an endpoint that fails leaves every fix unscored, never some."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 from fixloop.agent.fix_pool import PooledFix
 from fixloop.agent.naturalness import changed_lines, naturalness_score, toward, weigh
+from fixloop.agent.prompt_parts import prompt_parts, sizes_by_origin
 from fixloop.agent.ranking import rank, speaks_for
 from fixloop.errors import ModelError
+from fixloop.model.replies import COMPLETION_ROLE, text_completion_reply
 from fixloop.result import FileChange
 
 LEAP = "def is_leap(year: int) -> bool:\n    return year % 4 == 0 and (year % 100 != 0 and year % 400 == 0)\n"
@@ -111,3 +114,23 @@ def test_naturalness_ranks_before_a_written_check_the_right_rule_breaks():
 
     assert ranking.fixes[0] is right
     assert not speaks_for(right)  # a broken check still keeps it from being called proven
+
+
+def test_a_text_completion_is_read_as_a_reply_with_the_servers_counts():
+    response = SimpleNamespace(
+        choices=[SimpleNamespace(text=" *= i", finish_reason="stop")],
+        usage=SimpleNamespace(prompt_tokens=120, completion_tokens=3, prompt_tokens_details=None),
+        timings={"prompt_n": 20, "cache_n": 100},  # llama-server's, beside the usage
+    )
+    reply = text_completion_reply(response)
+    assert (reply.content, reply.finish_reason) == (" *= i", "stop")
+    assert (reply.prompt_tokens, reply.completion_tokens) == (120, 3)
+    assert (reply.prompt_processed, reply.prompt_cached) == (20, 100)
+    empty = text_completion_reply(SimpleNamespace(choices=[], usage=None))
+    assert (empty.content, empty.prompt_tokens, empty.prompt_processed) == ("", 0, None)
+
+
+def test_a_text_completion_prompt_counts_as_line_completion_text():
+    parts = prompt_parts([{"role": COMPLETION_ROLE, "content": "# calc.py\nx = 1\n" * 10}], None)
+    assert [(part.role, part.origin) for part in parts] == [(COMPLETION_ROLE, "line_completion")]
+    assert sizes_by_origin(parts)["line_completion"] == parts[0].tokens > 0

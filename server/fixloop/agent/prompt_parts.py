@@ -1,5 +1,6 @@
 """Where a request's prompt comes from: each message's size by its role and origin (system prompt, task,
-warm start, file text, observation, history), for the transcript and benchmarks/prompt_breakdown.py.
+warm start, file text, observation, history, a text completion's lines), for the transcript and
+benchmarks/prompt_breakdown.py.
 
 Sizes are estimates, characters / 4, not the model's tokenizer: they say which part of a prompt grows,
 while the server's own counts (sent, processed, cached) say what it cost.
@@ -13,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fixloop.model.replies import COMPLETION_ROLE
+
 CHARS_PER_TOKEN = 4
-ORIGINS = ("system", "task", "warm_start", "file_text", "observation", "history", "tools")
+ORIGINS = ("system", "task", "warm_start", "file_text", "observation", "history", "tools", "line_completion")
 # read_file's header: "calc.py (lines 1-40 of 120)", perhaps after "Observation: " or "[read_file] "
 FILE_TEXT = re.compile(r"^(?:Observation: )?(?:\[read_file\] )?\S+ \(lines \d+-\d+ of \d+\)$", re.MULTILINE)
 
@@ -63,6 +66,8 @@ def prompt_parts(
 def _origin(role: str, text: str) -> str:
     if role == "system":
         return "system"
+    if role == COMPLETION_ROLE:
+        return "line_completion"  # naturalness: the file's lines above a changed line
     if role == "assistant":
         return "history"
     return "file_text" if FILE_TEXT.search(text) else "observation"

@@ -20,6 +20,7 @@ import openai
 
 from fixloop.errors import ModelError
 from fixloop.model.replies import (
+    COMPLETION_ROLE,
     MalformedReply,
     ModelReply,
     StreamedChoices,
@@ -33,6 +34,7 @@ from fixloop.model.replies import (
     replies_from_completion,
     reply_from_completion,
     short_error,
+    text_completion_reply,
 )
 from fixloop.model.request_options import Sampling, open_client
 from fixloop.model.stream_chunks import Stalled, stream_chunks
@@ -323,11 +325,13 @@ class ChatModel:
             response = await self._client.completions.create(
                 model=self.model, prompt=prompt, max_tokens=most_tokens, temperature=0.0, stop=["\n"]
             )
-            return str(response.choices[0].text or "") if response.choices else ""
+            reply = text_completion_reply(response)
         except (openai.APIError, ValueError, AttributeError) as error:
             raise ModelError(f"no text completion from {self.base_url}: {short_error(error)}") from None
         finally:
             self.seconds += time.monotonic() - started
+        self._answered(({"role": COMPLETION_ROLE, "content": prompt},), None, [reply], started)
+        return reply.content
 
     def _retries_for(self, error: Exception) -> tuple[bool, int]:
         """Whether a failed call is worth another try, and how many tries it gets at most."""

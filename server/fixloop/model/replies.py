@@ -100,6 +100,27 @@ def _reply_from_choice(choice: Any, usage: Any, timings: Any = None) -> ModelRep
     )
 
 
+COMPLETION_ROLE = "completion"  # a text completion's prompt, recorded as the one message of its request
+
+
+def text_completion_reply(response: Any) -> ModelReply:
+    """A text completion (`/v1/completions`) as a reply: its first choice's text, with the request's usage
+    and llama-server's timings, so that it is counted like a chat request."""
+    choices = getattr(response, "choices", None) or []
+    usage, timings = getattr(response, "usage", None), getattr(response, "timings", None)
+    processed, cached = prompt_figures(usage, timings)
+    return ModelReply(
+        content=str(getattr(choices[0], "text", "") or "") if choices else "",
+        tool_calls=(),
+        finish_reason=getattr(choices[0], "finish_reason", None) if choices else None,
+        refusal=None,
+        prompt_tokens=_token_count(_field(usage, "prompt_tokens")) or 0,
+        completion_tokens=_token_count(_field(usage, "completion_tokens")) or 0,
+        prompt_processed=processed,
+        prompt_cached=cached,
+    )
+
+
 def prompt_figures(usage: Any, timings: Any) -> tuple[int | None, int | None]:
     """Of a request's prompt tokens, (processed, cached): read anew and found in the server's prompt cache,
     from llama-server's `timings` (`prompt_n`, `cache_n`) or else a hosted API's
