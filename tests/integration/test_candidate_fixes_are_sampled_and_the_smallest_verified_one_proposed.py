@@ -168,3 +168,21 @@ async def test_replies_without_a_call_in_a_row_move_the_run_to_sampling(run_fix)
     assert "no tool call: moving on to candidates focused on the next suspect" in outcome.notices
     assert "+        result *= i" in outcome.result.diff
     assert outcome.result.steps == 3  # two silent turns and the round
+
+
+async def test_a_batch_that_fails_is_drawn_one_by_one_and_the_next_round_batches_again(run_fix) -> None:
+    script = [
+        {"content": WRONG},  # the start round's best guess
+        {"fault": "401"},  # its batch of two fails (not an endpoint that ignores `n`)
+        {"content": OTHER_WRONG},  # so the round draws the two one request each
+        {"content": WRONG},
+        {"content": WRONG},  # the next round's best guess
+        {"content": SMALL_FIX, "choices": [{"content": WRONG}]},  # and its batch of two
+    ]
+    outcome = await run_fix("demo", script, samples=3, strategy="sample", editForm="code", sampleRounds=0)
+
+    assert outcome.result.status == "fixed", outcome.notices
+    said = "2 candidates could not be drawn at once: "
+    assert any(text.startswith(said) for text in outcome.notices), outcome.notices
+    ns = [request.get("n") for request in outcome.server.requests]
+    assert ns[1] == 2 and ns[2:4] == [None, None] and ns[5] == 2, ns

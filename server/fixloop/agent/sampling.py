@@ -156,10 +156,9 @@ class CandidateSearch:
         while self.limits.batch and request.samples - number > 1 and not self._should_stop(state):
             count = min(request.samples - number, limits.choices_at_once or request.samples)
             replies = await self._draw_batch(batch, request, count, reply_cap(reply))
-            if replies:
-                yield [
-                    (Draw(number + n, batch.messages, batch.inputs), one) for n, one in enumerate(replies, 1)
-                ]
+            if not replies:
+                break  # the batch failed: the round's other draws come one request each
+            yield [(Draw(number + n, batch.messages, batch.inputs), one) for n, one in enumerate(replies, 1)]
             number += len(replies)
         while number < request.samples and not self._should_stop(state):
             draws = [
@@ -218,9 +217,10 @@ class CandidateSearch:
             replies = await self.model.complete_choices(
                 draw.messages, how, tools=request.tools, stop=request.stop, watch=CodeReplyWatch
             )
-        except ModelError:
-            replies = []
-        if len(replies) <= 1:
+        except ModelError as error:  # this request failed, not batching: the next round batches again
+            self._notice(f"{count} candidates could not be drawn at once: {error.message}", request.step)
+            return []
+        if len(replies) == 1:
             self.limits = _without_batch(self.limits)  # the endpoint ignores `n`: one request each
         for reply in replies:
             self._counted(reply, request)
