@@ -43,6 +43,17 @@ def test_the_pool_keeps_distinct_fixes_and_settles_by_count_or_by_time():
     assert at_once.settled()  # share 0: the first verified fix ends the search
 
 
+def test_a_fix_that_differs_only_in_comments_and_blank_lines_is_the_same_fix():
+    pool = FixPool()
+    deadline = time.monotonic() + 100
+    assert pool.add(fix(OUTER).changes, "mutants", "outer", deadline)
+    commented = OUTER.replace("== 0)\n", "== 0)  # fixed: either rule  \n\n# done\n")
+    assert commented != OUTER and not pool.add(fix(commented, "start").changes, "start", "same", deadline)
+    hashed = OUTER.replace("every 400th", "every 400th, # not a comment")  # inside the docstring: code
+    assert pool.add(fix(hashed, "start").changes, "start", "a docstring differs", deadline)
+    assert len(pool) == 2
+
+
 def test_a_round_of_one_token_changes_stops_at_its_own_share_or_the_pools_end():
     pool = FixPool(KeepSearching(most=3, share=0.5))
     cutoff = pool.round_cutoff(time.monotonic() + 100)

@@ -1,14 +1,19 @@
 """Candidate fixes: a reply (corrected code, or an edit call) turned into changes to the baseline's files.
 
 A candidate is applied to the files as they were when the run began, never to whatever the loop left in
-the shadow, so each one is judged alone. Its `key` (the new texts, trailing spaces ignored) finds the
-duplicates; its `size` (lines added and removed) ranks the verified ones.
+the shadow, so each one is judged alone. Its `key` (the new texts, comments, blank lines and trailing
+spaces ignored: live, a model's `max_length - 1  # Fixed the slicing` joined the pool beside the one-token
+`max_length - 1` as a fix of its own) finds the duplicates; its `size` (lines added and removed) ranks the
+verified ones.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
+import io
 import re
+import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +38,8 @@ FixKey = tuple[tuple[str, str], ...]
 
 
 def fix_key(changes: Sequence[FileChange]) -> FixKey:
-    """Equal for change sets that leave the same files with the same text (trailing spaces aside)."""
+    """Equal for change sets that leave the same files with the same code (comments, blank lines and
+    trailing spaces aside)."""
     return tuple(sorted((change.path, _normalized(change.new_text or "")) for change in changes))
 
 
@@ -177,8 +183,22 @@ def describe_changes(changes: Sequence[FileChange], applied: Sequence[str] = ())
     return f"{what} ({first})" if first else what
 
 
+@functools.lru_cache(maxsize=256)
 def _normalized(text: str) -> str:
-    return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
+    """The text's code lines without comments and trailing spaces (as it is, those aside, where it does
+    not tokenize)."""
+    lines = text.splitlines()
+    try:
+        comments = [
+            token.start
+            for token in tokenize.generate_tokens(io.StringIO(text).readline)
+            if token.type == tokenize.COMMENT
+        ]
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        comments = []
+    for row, column in comments:
+        lines[row - 1] = lines[row - 1][:column]
+    return "\n".join(line.rstrip() for line in lines if line.strip())
 
 
 def _changed_lines(change: FileChange) -> int:

@@ -87,12 +87,8 @@ class ChatModel:
         self.tally = UsageTally()  # the answered requests' tokens and seconds (the run's figures)
         self.on_request: Callable[[AnsweredRequest], None] | None = None  # told each answered request
         self._prompt_ratio = 0.25  # prompt tokens a character, as the server last reported them
-        self._client = open_client(
-            self.base_url,
-            api_key,
-            api_version=api_version,
-            timeout=openai.Timeout(timeout, connect=min(timeout, 30.0)),
-        )
+        connect = openai.Timeout(timeout, connect=min(timeout, 30.0))
+        self._client = open_client(self.base_url, api_key, api_version=api_version, timeout=connect)
 
     async def close(self) -> None:
         await self._client.close()
