@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from project_python import python_of
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -18,7 +20,7 @@ def project_python() -> str:
     """The interpreter fixture projects run their tests with: the suite's venv of pytest alone, activated
     by conftest.py (see project_python.py), else the suite's own."""
     venv = os.environ.get("FIXLOOP_TEST_PROJECT_VENV")
-    return str(Path(venv) / "bin" / "python") if venv else sys.executable
+    return str(python_of(Path(venv))) if venv else sys.executable
 
 
 PROJECTS_DIR = REPO_ROOT / "fixtures" / "projects"

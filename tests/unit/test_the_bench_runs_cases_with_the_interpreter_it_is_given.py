@@ -15,6 +15,13 @@ def case(tmp_path: Path) -> BenchCase:
     return BenchCase(name="c", folder=tmp_path, failing_test_ids=("test_c.py::test_c",))
 
 
+def interpreter(path: Path) -> Path:
+    """A file where an interpreter would be (resolving the command only looks for it)."""
+    path.parent.mkdir(parents=True)
+    path.write_text("")
+    return path
+
+
 def test_without_a_choice_python_is_the_bench_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(PYTHON_ENV, raising=False)
     assert resolve_test_command(case(tmp_path), tmp_path) == (sys.executable, "-m", "pytest")
@@ -23,9 +30,7 @@ def test_without_a_choice_python_is_the_bench_own(tmp_path: Path, monkeypatch: p
 def test_the_chosen_interpreter_runs_the_tests_and_leads_the_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    chosen = tmp_path / "env" / "bin" / "python"
-    chosen.parent.mkdir(parents=True)
-    chosen.write_text("")
+    chosen = interpreter(tmp_path / "env" / "bin" / "python")
     monkeypatch.setenv(PYTHON_ENV, str(chosen))
     assert resolve_test_command(case(tmp_path), tmp_path) == (str(chosen), "-m", "pytest")
     assert bench_env(tmp_path)["PATH"].split(":")[0] == str(chosen.parent)
@@ -34,9 +39,7 @@ def test_the_chosen_interpreter_runs_the_tests_and_leads_the_path(
 def test_the_copy_own_venv_wins_over_the_chosen_interpreter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    own = tmp_path / ".venv" / "bin" / "python"
-    own.parent.mkdir(parents=True)
-    own.write_text("")
+    own = interpreter(tmp_path / ".venv" / "bin" / "python")
     monkeypatch.setenv(PYTHON_ENV, sys.executable)
     assert resolve_test_command(case(tmp_path), tmp_path)[0] == str(own)
 
