@@ -110,6 +110,7 @@ async def test_a_one_token_change_the_model_writes_itself_ranks_above_its_rewrit
     assert first["score"] == 1 and first["lines"] == [{"written": "result *= i", "toward": 1}]
     assert second["score"] < 0  # `range(1, ...)` and `result = result * i`: farther from what it writes
     prompts = [body["prompt"] for body in server.text_requests]
+    assert len(prompts) == len(set(prompts))  # weighed as the one-token round ends and in the ranking: once
     assert prompts and all(p.startswith("# mathutils.py\n# Small math helpers.\n") for p in prompts)
     assert all(body["temperature"] == 0 and body["stop"] == ["\n"] for body in server.text_requests)
     # each text completion is a request of the run's figures, like a chat request

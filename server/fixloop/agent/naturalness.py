@@ -130,3 +130,15 @@ def naturalness_said(fix: PooledFix) -> str:
     score, first = said["score"], said["lines"][0]["written"]
     way = "nearer to" if score > 0 else "farther from" if score < 0 else "no nearer to"
     return f"{way} the line the model writes (`{first[:80]}`, {score:+g} token(s))"
+
+
+def once_per_prompt(complete: Complete) -> Complete:
+    """`complete`, remembering each prompt's answer (a failure is not remembered)."""
+    written: dict[str, str] = {}
+
+    async def remembered(prompt: str) -> str:
+        if prompt not in written:
+            written[prompt] = await complete(prompt)
+        return written[prompt]
+
+    return remembered

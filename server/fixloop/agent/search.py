@@ -24,7 +24,7 @@ from fixloop.agent.fix_pool import FixPool, PooledFix
 from fixloop.agent.loop import ReActLoop
 from fixloop.agent.mutant_round import SHARE as MUTANT_SHARE
 from fixloop.agent.mutant_round import MutantRound
-from fixloop.agent.naturalness import Complete, naturalness_score, weigh
+from fixloop.agent.naturalness import Complete, naturalness_score, once_per_prompt, weigh
 from fixloop.agent.ranking import Choose, rank, speaks_for
 from fixloop.agent.round_kinds import LONG_ANSWER_TOKENS, LOOP_ASK, SAID, RoundKind
 from fixloop.agent.run_state import CUTOFF_SAID, LoopOutcome, RunEnds, SampleWhy
@@ -65,7 +65,10 @@ class Search:
         self.loop, self.gate, self.sampling, self.mutants = loop, gate, sampling, mutants
         self.pool = pool if pool is not None else FixPool()
         self.choose, self.failure = choose, failure  # the ranking's judge and what it is shown
-        self.checks, self.complete = checks, complete  # the ranking's model-written checks and line writer
+        self.checks = checks  # the ranking's model-written checks
+        # the line writer, asked once per prompt: the one-token round's fixes are weighed as it ends and
+        # again with the whole pool in the ranking
+        self.complete = once_per_prompt(complete) if complete is not None else None
         self.rounds_before: list[str] = []  # kinds of round tried before the model's ("mutants")
         loop.rounds = self
 
