@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from fixloop.agent.call_protocols import fixed_prefix
 from fixloop.config import Settings
 from fixloop.engine.assembly import RunPlan, first_request_tools, is_local, plan_run
 from fixloop.errors import FixloopError
-from fixloop.model.client import ChatModel
 from fixloop.model.endpoint import Endpoint, preflight
 from fixloop.model.profiles import with_profile
 from fixloop.model.warm_up import is_local_endpoint, start_warm_up
 from fixloop.tools import tool_catalog
+
+if TYPE_CHECKING:
+    from fixloop.model.client import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +34,8 @@ async def model_endpoint(settings: Settings) -> tuple[str, str]:
 
 def open_chat_model(settings: Settings, base_url: str, model_name: str) -> ChatModel:
     """The run's chat model; `temperature` is sent only when set (the managed local model: 0 by default)."""
+    from fixloop.model.client import ChatModel  # the chat client loads with the first run, not at start
+
     temperature = settings.temperature
     if temperature is None and is_local(settings):
         temperature = 0.0

@@ -13,7 +13,6 @@ from typing import Any
 from lsprotocol import types
 
 from fixloop.config import Settings
-from fixloop.engine import FixRequest, FixRun, PreviousRun
 from fixloop.errors import FixloopError, NothingToFix
 from fixloop.events import Done, Event, Thought, ThoughtDelta
 from fixloop.lsp.apply_edit import propose
@@ -139,6 +138,8 @@ class FixSession:
             self.ls.show(f"fixloop: {error} (using the default)", types.MessageType.Warning)
 
     def _make_run(self, target: FixTarget, settings: Settings) -> FixRunLike:
+        from fixloop.engine import FixRequest, FixRun, PreviousRun  # the agent loads at the first fix
+
         again = self.again
         previous = None
         if again is not None:

@@ -7,8 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-import openai
-
 
 @dataclass(frozen=True)
 class ToolCallRequest:
@@ -342,6 +340,8 @@ def short_text(value: Any) -> str:
 
 
 def refused_connection(error: Exception) -> bool:
+    import openai  # the client's own errors: loaded with the client, not with every reader of replies
+
     if not isinstance(error, openai.APIConnectionError) or isinstance(error, openai.APITimeoutError):
         return False
     cause = error.__cause__ or error.__context__

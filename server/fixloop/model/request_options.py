@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
+if TYPE_CHECKING:
+    import openai
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,10 @@ def open_client(
     base_url: str, api_key: str | None, *, api_version: str = "", timeout: openai.Timeout | float = 600.0
 ) -> openai.AsyncOpenAI:
     """The OpenAI client for an endpoint: Bearer auth, or with `api_version` Azure OpenAI's `api-key`
-    header and `api-version` query (base URL `https://RESOURCE.openai.azure.com/openai/deployments/NAME`)."""
+    header and `api-version` query (base URL `https://RESOURCE.openai.azure.com/openai/deployments/NAME`).
+    The client library loads here, at the first request, not with every module that reads replies."""
+    import openai
+
     if api_version:
         return openai.AsyncAzureOpenAI(
             base_url=base_url,
