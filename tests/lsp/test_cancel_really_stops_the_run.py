@@ -17,12 +17,15 @@ LIMIT = 2.0  # seconds from the cancel to the answer; the run itself stops well 
 
 
 def pytest_processes(marker: str) -> list[int]:
-    """Live pytest processes whose command line mentions `marker` (the shadow's --rootdir)."""
+    """Live pytest processes of the run: a cold run's command line mentions `marker` (the shadow's
+    --rootdir); a run forked from a warm pytest keeps that one's command line, but works inside `marker`."""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             text = cmdline.read_bytes().decode(errors="replace")
-            if marker in text and "\0no:cacheprovider\0" in text:  # the runner's pytest, not git
+            cold = marker in text and "\0no:cacheprovider\0" in text  # the runner's pytest, not git
+            warm = "zygote.py" in text and (cmdline.parent / "cwd").resolve().is_relative_to(marker)
+            if cold or warm:
                 found.append(int(cmdline.parent.name))
         except OSError:
             continue

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.pytest_runner.runner import PytestRunner, _OutputTail
+from fixloop.pytest_runner.pytest_output import OutputTail
+from fixloop.pytest_runner.runner import PytestRunner
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "fixloop"
 
@@ -46,7 +47,7 @@ class _EndingProcess:
 async def test_a_cancel_in_the_turn_the_test_process_ends_cancels_the_run(tmp_path: Path) -> None:
     runner = PytestRunner(tmp_path, timeout=30)
     process = _EndingProcess()
-    waiting = asyncio.ensure_future(runner._wait(process, _OutputTail(1024)))  # type: ignore[arg-type]
+    waiting = asyncio.ensure_future(runner._wait(process, OutputTail(1024)))  # type: ignore[arg-type]
     await asyncio.sleep(0.01)  # parked on the process's end
     process.ended.set_result(1)  # the run ends…
     waiting.cancel()  # …and Ctrl-C lands before the waiter has woken

@@ -367,6 +367,8 @@ class FixRun:
                 await asyncio.shield(unused.close())
         if self._model is not None:
             await asyncio.shield(self._model.close())
+        if (runner := self._preparation.runner) is not None:
+            await asyncio.shield(runner.close())
         if (shadow := self._preparation.shadow) is not None:
             await asyncio.shield(asyncio.to_thread(shadow.close))
         if self.transcript is not None:

@@ -127,6 +127,7 @@ class Preparation:
             confine_writes=shadow.container,
             redirect=ImportRedirect(shadow.real_top, shadow.top),
             missing_pytest=interpreter.missing_pytest(self.request.root),
+            warm=True,
         )
 
     async def _say_what_the_baseline_found(

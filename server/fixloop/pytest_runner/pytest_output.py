@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from collections.abc import Sequence
@@ -121,3 +122,22 @@ def relative_id(node: str, root: Path) -> str:
         with contextlib.suppress(ValueError):
             path = candidate.relative_to(root).as_posix()
     return path + sep + rest
+
+
+class OutputTail:
+    """Keeps the last `cap` bytes of a stream while draining it (a full pipe would block pytest)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.buffer = bytearray()
+
+    async def drain(self, stream: asyncio.StreamReader | None) -> None:
+        if stream is None:
+            return
+        while chunk := await stream.read(65536):
+            self.buffer.extend(chunk)
+            if len(self.buffer) > self.cap:
+                del self.buffer[: len(self.buffer) - self.cap]
+
+    def text(self) -> str:
+        return self.buffer.decode("utf-8", errors="replace")

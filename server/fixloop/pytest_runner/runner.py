@@ -32,9 +32,10 @@ from fixloop.platform_support import CURRENT, signal_tree
 from fixloop.processes import RUN_MARK_ENV, kill_marked
 from fixloop.pytest_runner import shadow_site
 from fixloop.pytest_runner.fold import FinishedProcess, fold_run, read_records
-from fixloop.pytest_runner.pytest_output import OUTPUT_CAP, read_text, tail_of
+from fixloop.pytest_runner.pytest_output import OUTPUT_CAP, OutputTail, read_text, tail_of
 from fixloop.pytest_runner.reaper import NOT_EXECUTABLE, NOT_FOUND
 from fixloop.pytest_runner.results import TestRun
+from fixloop.pytest_runner.warm import WarmPool, WarmRun, warm_capable
 
 PLUGIN_MODULE = "fixloop_pytest_report"
 COVERAGE_MODULE = "fixloop_pytest_coverage"
@@ -78,10 +79,12 @@ class PytestRunner:
         *,
         redirect: ImportRedirect | None = None,
         missing_pytest: str = "",
+        warm: bool = False,
     ) -> None:
         """`scratch`: where each run's temp, home and report folders go (the shadow's scratch area); a
         fresh system temp folder per run when None. `confine_writes`: the one folder the tests may write
-        under (the shadow's container), where the kernel can enforce it (Landlock)."""
+        under (the shadow's container), where the kernel can enforce it (Landlock). `warm`: fork the runs
+        from a warm pytest where the command allows (warm.py); `close()` ends it."""
         if not command:
             raise TestRunError('testCommand is empty: set it to e.g. ["python", "-m", "pytest"]')
         self.root = Path(root).resolve()
@@ -93,6 +96,7 @@ class PytestRunner:
         self.seconds = 0.0  # wall time of every run so far (the run's figures)
         self.redirect = redirect
         self.missing_pytest = missing_pytest  # the one-line error when the interpreter has no pytest
+        self.warm = WarmPool() if warm and warm_capable(self.command) else None  # shared by the copies
         self.redirected: tuple[str, ...] = ()  # what the startup hook moved into the shadow, last run
         self.installed: dict[str, str] = {}  # top-level modules the last run loaded from site-packages
         self.coverage_file: Path | None = None  # where a covering runner's runs write line coverage
@@ -226,9 +230,11 @@ class PytestRunner:
         started = time.monotonic()
         mark = uuid.uuid4().hex
         proc = await self._spawn(self.argv(test_ids, workdir, root), workdir, report_path, mark, root)
-        output = _OutputTail(OUTPUT_CAP * 8)
+        output = OutputTail(OUTPUT_CAP * 8)
         try:
             timed_out = await self._wait(proc, output)
+            if isinstance(proc, WarmRun):
+                output.buffer = bytearray(proc.read_output())
         finally:
             kill_marked(mark)
         finished = FinishedProcess(
@@ -252,12 +258,18 @@ class PytestRunner:
         writable = ["--write", str(self.confine_writes)] if self.confine_writes is not None else []
         # the reaper (Landlock, subreaper, POSIX signals) runs on POSIX; Windows ends the tree with taskkill
         reaper = [] if CURRENT.windows else [sys.executable, "-I", "-S", str(_REAPER), *writable, "--"]
+        env = self._environment(workdir, report_path, mark, root)
+        if self.warm is not None:
+            args, cap = argv[len(self.command) :], OUTPUT_CAP * 8
+            warm = await self.warm.spawn(reaper, self.command[0], args, root, env, workdir, cap, self.root)
+            if warm is not None:
+                return warm  # type: ignore[return-value]
         try:
             return await asyncio.create_subprocess_exec(
                 *reaper,
                 *argv,
                 cwd=root,
-                env=self._environment(workdir, report_path, mark, root),
+                env=env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
@@ -269,7 +281,12 @@ class PytestRunner:
             message = f"test command is not executable: {self.command[0]!r}: set testCommand"
             raise TestRunError(message) from exc
 
-    async def _wait(self, proc: asyncio.subprocess.Process, output: _OutputTail) -> bool:
+    async def close(self) -> None:
+        """End the warm pytest processes of this runner and its copies (none: nothing to do)."""
+        if self.warm is not None:
+            await self.warm.close()
+
+    async def _wait(self, proc: asyncio.subprocess.Process, output: OutputTail) -> bool:
         """Wait for the run (its output kept in `output`) up to the timeout, then end its group; whether it
         timed out (its stacks dumped first)."""
         reader = asyncio.create_task(output.drain(proc.stdout))
@@ -375,22 +392,3 @@ async def _kill_group(proc: asyncio.subprocess.Process, grace: float) -> None:
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(grace * 2):
             await proc.wait()
-
-
-class _OutputTail:
-    """Keeps the last `cap` bytes of a stream while draining it (a full pipe would block pytest)."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.buffer = bytearray()
-
-    async def drain(self, stream: asyncio.StreamReader | None) -> None:
-        if stream is None:
-            return
-        while chunk := await stream.read(65536):
-            self.buffer.extend(chunk)
-            if len(self.buffer) > self.cap:
-                del self.buffer[: len(self.buffer) - self.cap]
-
-    def text(self) -> str:
-        return self.buffer.decode("utf-8", errors="replace")
