@@ -2,8 +2,11 @@
 .vsix is stamped with its vsce target and holds, for each CPython 3.11-3.14, compiled modules of that
 platform only (ELF x86-64/aarch64 linked with glibc, or musl for Alpine; Mach-O x86_64/arm64, not fat;
 PE AMD64), from wheels of that platform; the universal one holds no Python. The packages are built once
-into a cache folder keyed by what goes into them (FIXLOOP_VSIX_CACHE, else the user cache); the build
-needs Node, `npm ci` in client-vscode, and pip's index.
+into a cache folder keyed by what decides their content as checked here (FIXLOOP_VSIX_CACHE, else the user
+cache): the extension's files, pyproject.toml (the dependencies whose wheels are bundled) and every file
+of the server but its Python sources, which are no compiled module of any platform (a change to them,
+the usual one, would rebuild every package for nothing: 90 CPU s); the build needs Node, `npm ci` in
+client-vscode, and pip's index.
 """
 
 from __future__ import annotations
@@ -55,9 +58,13 @@ def inputs_hash() -> str:
     for top in INPUTS:
         path = REPO_ROOT / top
         files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-        for file in (f for f in files if "__pycache__" not in f.parts):
+        for file in (f for f in files if "__pycache__" not in f.parts and not _server_source(f)):
             digest.update(file.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + file.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _server_source(file: Path) -> bool:
+    return file.suffix == ".py" and file.is_relative_to(REPO_ROOT / "server")
 
 
 @pytest.fixture(scope="module")
