@@ -6,10 +6,13 @@ completions."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fixloop.agent.written_checks import SYSTEM as CHECKS_SYSTEM
 from fixloop.config import load_settings
 from fixloop.engine import FixRequest, FixRun, PreviousRun
 from fixloop.events import Notice
+from fixloop.transcript import read_transcript
 from support import load_fix
 
 DEF = "def factorial(n: int) -> int:\n    # n! = 1 * 2 * ... * n, and factorial(0) == 1\n"
@@ -53,6 +56,12 @@ async def test_a_model_candidate_is_proposed_over_a_one_token_change_and_the_oth
     ranked = "2 verified fix(es), ranked: 1. the model's candidates"
     assert any(n.startswith(ranked) for n in notices), notices
     assert (root / "mathutils.py").read_text().count("result += i") == 1  # the user's file, untouched
+    # the result's token figures count every request of the run, the ranking's and completions' too
+    requests = [r for r in read_transcript(Path(result.transcript)) if r["type"] == "request"]
+    usage = result.to_json()["usage"]
+    assert usage["requests"] == len(requests)
+    assert usage["promptTokens"] == sum(r["prompt_tokens"] for r in requests) > 0
+    assert usage["completionTokens"] == sum(r["completion_tokens"] for r in requests)
 
     again_server = scripted_model([])
     previous = PreviousRun(run.conversation, run.proposal, "the user rejected it", run.pool[1:])

@@ -139,10 +139,13 @@ class FixRun:
         )
 
     def _model_figures(self) -> dict[str, Any]:
-        """The result's figures of the model's work: requests, prompt tokens processed and cached (None where
-        no request said), the candidates the sampling rounds drew."""
+        """The result's figures of the model's work, from the client's tally of every request (the loop's,
+        the ranking's, the text completions'): requests, prompt tokens sent, processed and cached (None where
+        no request said), completion tokens, the candidates the sampling rounds drew."""
         tally = self.model_tally
         return {
+            "prompt_tokens": tally.prompt_tokens,
+            "completion_tokens": tally.completion_tokens,
             "prompt_processed": tally.prompt_processed,
             "prompt_cached": tally.prompt_cached,
             "model_requests": tally.requests,
@@ -318,8 +321,6 @@ class FixRun:
             outcome.summary,
             changes=changes,
             diff=unified_diff(list(changes)) if changes else "",
-            prompt_tokens=outcome.prompt_tokens,
-            completion_tokens=outcome.completion_tokens,
             tokens_estimated=outcome.tokens_estimated,
             reasons=outcome.reasons,
             rounds_tried=outcome.rounds_tried,
