@@ -118,6 +118,10 @@ class Spent:
         end = self.started + self.limits.max_seconds
         return end if self.cutoff is None else min(end, self.cutoff)
 
+    def stop_at(self, when: float, said: str = CUTOFF_SAID) -> None:
+        """The search stops at `when` (time.monotonic()), for the reason `said` tells the user."""
+        self.cutoff, self.cutoff_said = when, said
+
     def exhausted(self) -> str | None:
         """The first budget used up, said for the user; None while every budget lasts."""
         limits = self.limits

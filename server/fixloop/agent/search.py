@@ -27,7 +27,7 @@ from fixloop.agent.mutant_round import MutantRound
 from fixloop.agent.naturalness import Complete, naturalness_score, once_per_prompt, weigh
 from fixloop.agent.ranking import Choose, rank, speaks_for
 from fixloop.agent.round_kinds import LONG_ANSWER_TOKENS, LOOP_ASK, SAID, RoundKind
-from fixloop.agent.run_state import CUTOFF_SAID, LoopOutcome, RunEnds, SampleWhy
+from fixloop.agent.run_state import LoopOutcome, RunEnds, SampleWhy
 from fixloop.agent.sampling_turns import SamplingTurns, round_tools
 from fixloop.agent.written_checks import WrittenChecks, broken_checks
 from fixloop.errors import FixloopError
@@ -128,15 +128,17 @@ class Search:
             await weigh(pool.fixes, self.complete, min(EARLY_SECONDS, spent.deadline - time.monotonic()))
         natural = [fix for fix in pool.fixes if naturalness_score(fix) > 0]
         if natural:
-            spent.cutoff = pool.cutoff(spent.deadline)
+            spent.stop_at(pool.cutoff(spent.deadline))
             said = (
                 f"the model writes the line of {natural[0].describe()} itself: the search goes on for "
                 f"{spent.cutoff - time.monotonic():.0f} s more at most"
             )
         else:
             budget = spent.limits.max_seconds
-            spent.cutoff = spent.started + budget - min(RANK_RESERVE, RANK_RESERVE_SHARE * budget)
-            spent.cutoff_said = "the search's time is up: the rest of the budget ranks the pool's fixes"
+            spent.stop_at(
+                spent.started + budget - min(RANK_RESERVE, RANK_RESERVE_SHARE * budget),
+                "the search's time is up: the rest of the budget ranks the pool's fixes",
+            )
             said = (
                 "nothing beyond the tests speaks for the one-token change(s) yet: the search goes on for a "
                 f"fix the model writes, up to {spent.cutoff - spent.started:.0f} s into the run"
@@ -255,8 +257,7 @@ class Search:
             loop.emit(Notice(said, loop.step, "pool"))
             loop.submissions.tried.add(fix_key(changes), describe_changes(changes), "verified already")
             if self.pool.until is not None:
-                loop.spent.cutoff = self.pool.until
-                loop.spent.cutoff_said = CUTOFF_SAID
+                loop.spent.stop_at(self.pool.until)
         if applied:
             await self.gate.accept([])  # the baseline again
 
