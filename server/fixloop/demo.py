@@ -244,14 +244,16 @@ async def run_demo(model: str, base_url: str | None) -> int:
     )
     what = target.get("testId") or target["uri"]
     view.say(f"fixloop demo: fixing {what}\n  in {root} (a copy of {project})\n  model: {model}{where}")
-    # The demo shows the model at work: the one-token round, which fixes the demo's bug in seconds, is off.
-    init_options: dict[str, Any] = {
-        "model": model,
-        "mutants": False,
-        **({"baseUrl": base_url} if base_url else {}),
-    }
-    result, check = await _fix_through_the_server(view, root, workdir, target, init_options)
+    result, check = await _fix_through_the_server(view, root, workdir, target, demo_options(model, base_url))
     return _report(view, result, await check if check is not None else None, workdir)
+
+
+def demo_options(model: str, base_url: str | None) -> dict[str, Any]:
+    """The server's initializationOptions in the demo. It shows the model at work in one candidate round:
+    the one-token round, which fixes the demo's bug in seconds, is off, and so is the search for more
+    fixes after the first (`poolShare` 0; with the default share the ranked pool takes the same fix from
+    about 15 s to minutes on 2 cores)."""
+    return {"model": model, "mutants": False, "poolShare": 0, **({"baseUrl": base_url} if base_url else {})}
 
 
 async def _fix_through_the_server(

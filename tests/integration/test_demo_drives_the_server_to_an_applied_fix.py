@@ -104,8 +104,10 @@ async def test_demo_fixes_the_project_through_the_language_server(
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with ScriptedModelServer(FIX_TURNS) as model:
         code = await demo.run_demo("scripted", model.base_url)
+        asked = len(model.requests)
     out = capsys.readouterr().out
     assert code == 0, out
+    assert asked == len(FIX_TURNS)  # one search that ends at its first verified fix: no pool, no ranking
     assert "language server up" in out
     assert "→ read_file mathutils.py" in out
     assert out.index("→ read_file") < out.index("→ edit_file") < out.index("the verified fix:")
@@ -114,3 +116,9 @@ async def test_demo_fixes_the_project_through_the_language_server(
     assert "its tests now: 3 passed" in out
     copies = list(tmp_path.glob("fixloop-demo-*/project/mathutils.py"))
     assert len(copies) == 1 and fix["new_text"] in copies[0].read_text()
+
+
+def test_the_demo_is_one_candidate_round_without_the_one_token_round_or_the_pools_further_search() -> None:
+    options = demo.demo_options("local", None)
+    assert options == {"model": "local", "mutants": False, "poolShare": 0}
+    assert demo.demo_options("scripted", "http://127.0.0.1:9")["baseUrl"] == "http://127.0.0.1:9"
