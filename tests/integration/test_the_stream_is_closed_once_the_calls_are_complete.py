@@ -66,6 +66,7 @@ async def test_the_usage_of_a_cut_turn_is_estimated_and_marked(run_fix) -> None:
     assert all(u.prompt_tokens > 0 and u.completion_tokens > 0 for u in usages)
     assert all(0 < u.unused_tokens <= 8 for u in usages)  # what came after the call before the close
     assert outcome.result.prompt_tokens == sum(u.prompt_tokens for u in usages)
+    assert outcome.result.to_json()["usage"]["estimated"] is True  # the run's figures say so too
 
 
 async def test_a_two_call_batch_is_kept_whole(run_fix) -> None:

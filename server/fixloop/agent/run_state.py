@@ -67,16 +67,13 @@ class LoopLimits:
 
 @dataclass(frozen=True)
 class LoopOutcome:
-    """How the loop ended, with what it cost."""
+    """How the loop ended."""
 
     status: LoopStatus
     summary: str
     steps: int = 0
     attempts: int = 0
     reasons: tuple[str, ...] = ()
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    tokens_estimated: bool = False  # some turn's usage was counted by fixloop (a cut stream, no usage sent)
     rounds_tried: tuple[str, ...] = ()  # the kinds of round the run moved through (agent/round_kinds.py)
 
 
@@ -106,7 +103,6 @@ class Spent:
     refusals: int = 0
     echo_cuts: int = 0  # in a row
     silent_turns: int = 0  # replies without a tool call, in a row
-    tokens_estimated: bool = False
     started: float = field(default_factory=time.monotonic)
     cutoff: float | None = None  # time.monotonic() when the search stops, once it holds a verified fix
     cutoff_said: str = CUTOFF_SAID  # why it stops there, for the user
@@ -139,7 +135,6 @@ class Spent:
         """Add one turn's tokens; the Usage event that reports them."""
         self.prompt_tokens += reply.prompt_tokens
         self.completion_tokens += reply.completion_tokens
-        self.tokens_estimated |= reply.estimated
         totals = (self.prompt_tokens, self.completion_tokens)
         return Usage(
             reply.prompt_tokens,
@@ -151,11 +146,11 @@ class Spent:
         )
 
     def outcome(self, end: RunEnds, rounds_tried: Sequence[str] | None = None) -> LoopOutcome:
-        """How the run ended, with what it cost (built here only, from the `RunEnds` the loop caught); a run
-        that moves through kinds of round (`rounds_tried` not None) and is not fixed says which it tried."""
-        tokens = (self.prompt_tokens, self.completion_tokens, self.tokens_estimated)
+        """How the run ended (built here only, from the `RunEnds` the loop caught; what it cost is the model
+        client's tally); a run that moves through kinds of round (`rounds_tried` not None) and is not fixed
+        says which it tried."""
         summary = end.summary
         if rounds_tried is not None and end.status != "fixed" and "round tried" not in summary:
             summary += f" (rounds tried: {', '.join(rounds_tried) or 'none'})"
         tried = tuple(rounds_tried or ())
-        return LoopOutcome(end.status, summary, self.steps, self.attempts, end.reasons, *tokens, tried)
+        return LoopOutcome(end.status, summary, self.steps, self.attempts, end.reasons, tried)

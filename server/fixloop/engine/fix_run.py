@@ -146,6 +146,7 @@ class FixRun:
         return {
             "prompt_tokens": tally.prompt_tokens,
             "completion_tokens": tally.completion_tokens,
+            "tokens_estimated": tally.estimated,
             "prompt_processed": tally.prompt_processed,
             "prompt_cached": tally.prompt_cached,
             "model_requests": tally.requests,
@@ -321,7 +322,6 @@ class FixRun:
             outcome.summary,
             changes=changes,
             diff=unified_diff(list(changes)) if changes else "",
-            tokens_estimated=outcome.tokens_estimated,
             reasons=outcome.reasons,
             rounds_tried=outcome.rounds_tried,
             pool=tuple(self._pool_json(target)) if fixed else (),

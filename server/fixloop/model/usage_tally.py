@@ -51,6 +51,7 @@ class UsageTally:
     prompt_cached: int | None = None
     completion_tokens: int = 0
     seconds: float = 0.0
+    estimated: bool = False  # some reply's usage was counted by fixloop (a cut stream, no usage sent)
 
     def add(self, request: AnsweredRequest) -> None:
         self.requests += 1
@@ -59,6 +60,7 @@ class UsageTally:
         self.prompt_cached = _plus(self.prompt_cached, request.prompt_cached)
         self.completion_tokens += request.completion_tokens
         self.seconds += request.seconds
+        self.estimated |= request.estimated
 
 
 def _plus(total: int | None, more: int | None) -> int | None:
