@@ -35,11 +35,13 @@ from fixloop.pytest_runner.fold import FinishedProcess, fold_run, read_records
 from fixloop.pytest_runner.pytest_output import OUTPUT_CAP, OutputTail, read_text, tail_of
 from fixloop.pytest_runner.reaper import NOT_EXECUTABLE, NOT_FOUND
 from fixloop.pytest_runner.results import TestRun
+from fixloop.pytest_runner.test_process import TestProcess, end_group
 from fixloop.pytest_runner.warm import WarmPool, WarmRun, warm_capable
 
 PLUGIN_MODULE = "fixloop_pytest_report"
 COVERAGE_MODULE = "fixloop_pytest_coverage"
 REPORT_ENV = "FIXLOOP_REPORT_FILE"
+OUTPUT_KEPT = OUTPUT_CAP * 8  # the end of a run's console output kept for the fold
 KILL_GRACE = 1.0  # the reaper stops the command and sweeps within this
 STACK_DUMP_WAIT = 0.3
 STACK_FILE = "stacks.txt"  # the plugin's faulthandler dump, next to the report
@@ -96,7 +98,11 @@ class PytestRunner:
         self.seconds = 0.0  # wall time of every run so far (the run's figures)
         self.redirect = redirect
         self.missing_pytest = missing_pytest  # the one-line error when the interpreter has no pytest
-        self.warm = WarmPool() if warm and warm_capable(self.command) else None  # shared by the copies
+        self.warm = (  # shared by the copies
+            WarmPool(self.command[0], self._reaper(), self.root, OUTPUT_KEPT)
+            if warm and warm_capable(self.command)
+            else None
+        )
         self.redirected: tuple[str, ...] = ()  # what the startup hook moved into the shadow, last run
         self.installed: dict[str, str] = {}  # top-level modules the last run loaded from site-packages
         self.coverage_file: Path | None = None  # where a covering runner's runs write line coverage
@@ -230,7 +236,7 @@ class PytestRunner:
         started = time.monotonic()
         mark = uuid.uuid4().hex
         proc = await self._spawn(self.argv(test_ids, workdir, root), workdir, report_path, mark, root)
-        output = OutputTail(OUTPUT_CAP * 8)
+        output = OutputTail(OUTPUT_KEPT)
         try:
             timed_out = await self._wait(proc, output)
             if isinstance(proc, WarmRun):
@@ -253,20 +259,17 @@ class PytestRunner:
 
     async def _spawn(
         self, argv: list[str], workdir: Path, report_path: Path, mark: str, root: Path
-    ) -> asyncio.subprocess.Process:
-        """The test command started in a process group of its own, under the reaper on POSIX."""
-        writable = ["--write", str(self.confine_writes)] if self.confine_writes is not None else []
-        # the reaper (Landlock, subreaper, POSIX signals) runs on POSIX; Windows ends the tree with taskkill
-        reaper = [] if CURRENT.windows else [sys.executable, "-I", "-S", str(_REAPER), *writable, "--"]
+    ) -> TestProcess:
+        """The test command started in a process group of its own, under the reaper on POSIX (forked from
+        a warm pytest where the runner has one)."""
         env = self._environment(workdir, report_path, mark, root)
         if self.warm is not None:
-            args, cap = argv[len(self.command) :], OUTPUT_CAP * 8
-            warm = await self.warm.spawn(reaper, self.command[0], args, root, env, workdir, cap, self.root)
-            if warm is not None:
-                return warm  # type: ignore[return-value]
+            args, hook = argv[len(self.command) :], self.redirect is not None
+            if (run := await self.warm.spawn(args, root, env, workdir, hook=hook)) is not None:
+                return run
         try:
             return await asyncio.create_subprocess_exec(
-                *reaper,
+                *self._reaper(),
                 *argv,
                 cwd=root,
                 env=env,
@@ -281,12 +284,18 @@ class PytestRunner:
             message = f"test command is not executable: {self.command[0]!r}: set testCommand"
             raise TestRunError(message) from exc
 
+    def _reaper(self) -> list[str]:
+        """The reaper's command line before the test command's (Landlock, subreaper, POSIX signals); none on
+        Windows, which ends the tree with taskkill."""
+        writable = ["--write", str(self.confine_writes)] if self.confine_writes is not None else []
+        return [] if CURRENT.windows else [sys.executable, "-I", "-S", str(_REAPER), *writable, "--"]
+
     async def close(self) -> None:
         """End the warm pytest processes of this runner and its copies (none: nothing to do)."""
         if self.warm is not None:
             await self.warm.close()
 
-    async def _wait(self, proc: asyncio.subprocess.Process, output: OutputTail) -> bool:
+    async def _wait(self, proc: TestProcess, output: OutputTail) -> bool:
         """Wait for the run (its output kept in `output`) up to the timeout, then end its group; whether it
         timed out (its stacks dumped first)."""
         reader = asyncio.create_task(output.drain(proc.stdout))
@@ -299,13 +308,13 @@ class PytestRunner:
                 timed_out = True
                 if signal_tree(proc.pid, "SIGUSR1"):  # our plugin dumps the stacks
                     await asyncio.sleep(STACK_DUMP_WAIT)
-            await _kill_group(proc, KILL_GRACE)
+            await end_group(proc, KILL_GRACE)
             # A process that left the group may still hold the pipe: don't wait on it for long.
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(2.0):
                     await asyncio.shield(reader)
         except asyncio.CancelledError:
-            await asyncio.shield(_kill_group(proc, KILL_GRACE))
+            await asyncio.shield(end_group(proc, KILL_GRACE))
             raise
         finally:
             reader.cancel()
@@ -378,17 +387,3 @@ def _resolve_command(command: Sequence[str]) -> tuple[str, ...]:
     if head in ("python", "python3"):  # never a bare python from PATH; callers pass the project's interpreter
         head = sys.executable
     return (head, *rest)
-
-
-async def _kill_group(proc: asyncio.subprocess.Process, grace: float) -> None:
-    """SIGTERM the process group, SIGKILL what is left after `grace` (Windows: taskkill /T, once)."""
-    if proc.returncode is None:
-        await asyncio.to_thread(signal_tree, proc.pid, "SIGTERM")
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(grace):
-                await proc.wait()
-    if not CURRENT.windows:
-        signal_tree(proc.pid, "SIGKILL")
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(grace * 2):
-            await proc.wait()

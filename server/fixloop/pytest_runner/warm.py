@@ -110,12 +110,12 @@ class WarmRun:
 
     async def _end(self) -> int:
         try:
-            status = await self.zygote.status()
+            code = os.waitstatus_to_exitcode(await self.zygote.status())
         except (ConnectionResetError, ValueError, KeyError):
             await self.zygote.kill()  # a test ended the zygote: the run died with it
-            return -9
-        self.pool.give_back(self.zygote)
-        return os.waitstatus_to_exitcode(status)
+            code = -9
+        self.pool.give_back(self.zygote)  # a killed one is only let go
+        return code
 
     async def wait(self) -> int:
         if self.returncode is None:
@@ -130,51 +130,43 @@ class WarmRun:
 
 
 class WarmPool:
-    """The zygotes of one runner and its copies; `spawn` starts a run, None when it must start cold."""
+    """The zygotes of one runner and its copies: `python` under the reaper command `prefix`, started in
+    `home` (a folder that outlives the runs), each run's output cut to its last `cap` bytes; `spawn` starts
+    a run, None when it must start cold."""
 
-    def __init__(self) -> None:
+    def __init__(self, python: str, prefix: Sequence[str], home: Path, cap: int) -> None:
+        self.python, self.prefix, self.home, self.cap = python, tuple(prefix), home, cap
         self.idle: list[Zygote] = []
         self.busy: set[Zygote] = set()
         self.off = False
 
     async def spawn(
-        self,
-        prefix: Sequence[str],
-        python: str,
-        args: Sequence[str],
-        cwd: Path,
-        env: Mapping[str, str],
-        workdir: Path,
-        cap: int,
-        home: Path,
+        self, args: Sequence[str], cwd: Path, env: Mapping[str, str], workdir: Path, *, hook: bool
     ) -> WarmRun | None:
-        """Start `python -m pytest ARGS` in `cwd` with `env` (the run's folder `workdir`, its output's last
-        `cap` bytes kept) from a warm pytest; a new zygote starts in `home` (a folder that outlives runs)."""
+        """Start `python -m pytest ARGS` in `cwd` with `env` (the run's own folder `workdir`, which holds the
+        shadow's import hook when `hook`) from a warm pytest."""
         if self.off:
             return None
-        zygote = await self._take(prefix, python, home, env, workdir)
+        zygote = await self._take(env, workdir)
         if zygote is None:
             return None
         output = workdir / "output.txt"
-        request = {"argv": list(args), "cwd": str(cwd), "env": dict(env), "output": str(output), "cap": cap}
-        request["hook"] = (workdir / "sitecustomize.py").is_file()
+        request = {"argv": list(args), "cwd": str(cwd), "env": dict(env), "output": str(output)}
         try:
-            pid = await zygote.send(request)
+            pid = await zygote.send({**request, "cap": self.cap, "hook": hook})
         except (ConnectionResetError, BrokenPipeError, ValueError, KeyError):
-            self.busy.discard(zygote)
             await zygote.kill()
+            self.give_back(zygote)
             return None
         return WarmRun(self, zygote, pid, output)
 
-    async def _take(
-        self, prefix: Sequence[str], python: str, cwd: Path, env: Mapping[str, str], workdir: Path
-    ) -> Zygote | None:
+    async def _take(self, env: Mapping[str, str], workdir: Path) -> Zygote | None:
         while self.idle:
             zygote = self.idle.pop()
             if zygote.alive:
                 self.busy.add(zygote)
                 return zygote
-        zygote = await Zygote.start(prefix, python, cwd, zygote_env(env, workdir))
+        zygote = await Zygote.start(self.prefix, self.python, self.home, zygote_env(env, workdir))
         if zygote is None:
             self.off = True
             return None
