@@ -23,6 +23,7 @@ TESTS = {
     "calc.py": "def add(a, b):\n    return a - b\n",
     "tests/test_calc.py": """
     import os
+    import signal
     import sys
     import tempfile
 
@@ -37,6 +38,8 @@ TESTS = {
         assert os.environ["RUN_VALUE"] == "given"
         assert tempfile.gettempdir() == os.environ["TMPDIR"]
         assert sys.path.index(os.getcwd()) < sys.path.index(os.path.dirname(os.__file__))
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # as in a fresh interpreter
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
         run_folder = os.path.dirname(os.environ["FIXLOOP_REPORT_FILE"])  # a new one each run
         assert os.environ["HOME"].startswith(run_folder) and tempfile.gettempdir().startswith(run_folder)
     """,

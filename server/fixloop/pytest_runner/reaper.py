@@ -14,12 +14,15 @@ anything the user can, but not create, change or delete files elsewhere. Without
 kernel, another system) it runs unconfined; FIXLOOP_NO_SANDBOX=1 turns the confinement off.
 """
 
+from __future__ import annotations  # also loaded by zygote.py, in the project's interpreter (3.8+)
+
 import ctypes
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
@@ -167,9 +170,9 @@ def _on_stop(signum: int, frame: object) -> None:
     raise _Stop()
 
 
-def _wait_for(child: subprocess.Popen) -> int | None:
-    """The command's wait status, reaping adopted orphans meanwhile; on a stop signal, SIGTERM the command
-    and SIGKILL it after a short grace."""
+def _wait_for(child: int) -> int | None:
+    """The wait status of the command (pid `child`), reaping adopted orphans meanwhile; on a stop signal,
+    SIGTERM the command and SIGKILL it after a short grace."""
     kill_at = None
     while True:
         try:
@@ -179,17 +182,50 @@ def _wait_for(child: subprocess.Popen) -> int | None:
                 pid, raw = os.waitpid(-1, os.WNOHANG)
                 if pid == 0:
                     if time.monotonic() > kill_at:
-                        _signal_all([child.pid], signal.SIGKILL)
+                        _signal_all([child], signal.SIGKILL)
                     time.sleep(0.02)
                     continue
         except _Stop:
-            _signal_all([child.pid], signal.SIGTERM)
+            _signal_all([child], signal.SIGTERM)
             kill_at = time.monotonic() + STOP_GRACE
             continue
         except ChildProcessError:
             return None
-        if pid == child.pid:
+        if pid == child:
             return raw
+
+
+STOPS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def guard(start: Callable[[], int]) -> int | None:
+    """Run the command `start()` starts (it returns the pid) as this process's child, as its subreaper: when
+    it ends, or on a stop signal, every descendant is swept. Its wait status (None: stopped before it ended
+    on its own, or not waited for); SIGUSR1 is never fatal here. `start` may raise: nothing runs then."""
+    _become_subreaper()
+    for sig in STOPS:
+        signal.signal(sig, _on_stop)
+    signal.signal(signal.SIGUSR1, lambda signum, frame: None)
+    child = start()
+    try:
+        status = _wait_for(child)
+    except _Stop:
+        status = None
+    for sig in STOPS:
+        signal.signal(sig, signal.SIG_IGN)  # the sweep must finish
+    sweep()
+    return status
+
+
+def exit_code(status: int | None) -> int:
+    """The exit code that passes the command's status on; a command killed by a signal makes this process
+    die of the same signal first."""
+    if status is None:
+        return 1
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
 
 
 def main(argv: list[str]) -> int:
@@ -197,31 +233,15 @@ def main(argv: list[str]) -> int:
     options, command = argv[: max(split, 0)], argv[split + 1 :]
     writable = [options[i + 1] for i, option in enumerate(options[:-1]) if option == "--write"]
     confine_writes(writable)
-    _become_subreaper()
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, _on_stop)
-    signal.signal(signal.SIGUSR1, lambda signum, frame: None)
     try:
-        child = subprocess.Popen(command)
+        status = guard(lambda: subprocess.Popen(command).pid)
     except FileNotFoundError:
         print(NOT_FOUND + command[0], file=sys.stderr, flush=True)
         return 127
     except PermissionError:
         print(NOT_EXECUTABLE + command[0], file=sys.stderr, flush=True)
         return 126
-    try:
-        status = _wait_for(child)
-    except _Stop:
-        status = None
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_IGN)  # the sweep must finish
-    sweep()
-    if status is None:
-        return 1
-    if os.WIFSIGNALED(status):
-        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-        os.kill(os.getpid(), os.WTERMSIG(status))
-    return os.waitstatus_to_exitcode(status)
+    return exit_code(status)
 
 
 if __name__ == "__main__":

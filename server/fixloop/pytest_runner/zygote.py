@@ -22,7 +22,6 @@ import sys
 import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STARTUP_ENV = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")  # read once, at an interpreter's start
 
 
 def _load_reaper():
@@ -62,6 +61,9 @@ def _run(request, base_path, pytest, changes):
     """The run itself (the leader's child): never returns."""
     code = 1
     try:
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):  # as a fresh interpreter has them,
+            signal.signal(sig, signal.SIG_DFL)  # not as the leader set them for itself before the fork
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         os.environ.clear()
         os.environ.update(request["env"])
         os.environ.update(changes)
@@ -106,59 +108,33 @@ def _drain(fd, cap, kept):
 
 
 def _lead(request, base_path, pytest, reaper, changes):
-    """The run's leader: a new session, the reaper of the run (never returns)."""
+    """The run's leader: a new session, the reaper of the run (reaper.guard), the keeper of its output's
+    last `cap` bytes (never returns)."""
     status = None
     try:
         os.setsid()
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
-            signal.signal(sig, signal.SIG_DFL)
-        reaper._become_subreaper()
-        read_end, write_end = os.pipe()
-        child = os.fork()
-        if child == 0:
-            os.close(read_end)
-            null = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(null, 0)
-            os.dup2(write_end, 1)
-            os.dup2(write_end, 2)
-            _run(request, base_path, pytest, changes)
-        os.close(write_end)
         kept = bytearray()
+        read_end, write_end = os.pipe()
         drain = threading.Thread(target=_drain, args=(read_end, int(request["cap"]), kept), daemon=True)
-        drain.start()
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, reaper._on_stop)
-        signal.signal(signal.SIGUSR1, lambda signum, frame: None)
-        try:
-            status = reaper._wait_for(_Pid(child))
-        except reaper._Stop:
-            status = None
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_IGN)
-        reaper.sweep()
-        drain.join(2.0)
+
+        def start():
+            child = os.fork()
+            if child == 0:
+                os.close(read_end)
+                os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+                os.dup2(write_end, 1)
+                os.dup2(write_end, 2)
+                _run(request, base_path, pytest, changes)
+            os.close(write_end)
+            drain.start()  # after the fork: a forked child has no threads to lose
+            return child
+
+        status = reaper.guard(start)
+        drain.join(2.0)  # the sweep closed every writer: the rest of the output is in
         with open(request["output"], "wb") as output:
             output.write(bytes(kept))
     finally:
-        if status is not None and os.WIFSIGNALED(status):
-            signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-            os.kill(os.getpid(), os.WTERMSIG(status))
-        os._exit(_exit_code(status))
-
-
-class _Pid:
-    """What reaper._wait_for needs of a child: its pid."""
-
-    def __init__(self, pid):
-        self.pid = pid
-
-
-def _exit_code(status):
-    if status is None:
-        return 1
-    if os.WIFEXITED(status):
-        return os.WEXITSTATUS(status)
-    return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else 1
+        os._exit(reaper.exit_code(status))
 
 
 def main():
