@@ -30,6 +30,7 @@ def test_the_first_fix_loads_them() -> None:
 def test_the_engine_names_are_all_there_and_a_wrong_one_is_an_attribute_error() -> None:
     import fixloop.engine as engine
 
+    assert sorted(engine.__all__) == sorted(engine._HOMES)  # each exported name has its module
     assert all(callable(getattr(engine, name)) for name in engine.__all__)
     try:
         engine.NoSuchThing  # noqa: B018
