@@ -53,11 +53,9 @@ async def test_a_failed_start_round_goes_on_to_a_suspect_round_then_a_line_round
     requests = outcome.server.requests
     assert HINT in requests[2]["messages"][-1]["content"] and HINT in requests[3]["messages"][-1]["content"]
     assert not any(request.get("tools") for request in requests[:4])  # the start round's prompt, cached
-    assert requests[2]["messages"][:2] == requests[0]["messages"][:2]
-    said = "\n".join(str(m["content"]) for m in requests[2]["messages"][2:])
-    assert (
-        "That fix did not pass the tests" in said and "Find the real cause now" not in said
-    )  # code, no tools
+    assert requests[2]["messages"][:-1] == requests[0]["messages"]  # and one ask: the fixes tried
+    said = str(requests[2]["messages"][-1]["content"])
+    assert "tried and failed" in said and "Find the real cause now" not in said  # code, no tools
     lines = line_requests(outcome)
     assert len(lines) == 8 and requests.index(lines[0]) == 4
     shown = lines[0]["messages"][-1]["content"]
@@ -176,5 +174,9 @@ async def test_suspects_not_yet_pointed_at_get_a_round_each_before_the_line_roun
         r["messages"][-1]["content"].split("Hint: the bug may well be in ")[-1][:40] for r in (second, third)
     ]
     assert pointed[0] != pointed[1] and all("`" in one for one in pointed), pointed  # another suspect
-    assert third["messages"][:3] == second["messages"][:3]  # the same prompt, cached, but for its end
+    # the start round's prompt as sent, cached, and one ask: not the rounds since, about other functions
+    start = outcome.server.requests[0]["messages"]
+    assert second["messages"][:-1] == third["messages"][:-1] == start
+    tried = third["messages"][-1]["content"].split("do not repeat them:\n")[1].split("\nReply with")[0]
+    assert len(tried.splitlines()) == 2 and all("round_cents" in line for line in tried.splitlines()), tried
     assert "a round on the next suspect" in str(outcome.result.to_json()["pool"][0]["origin"])

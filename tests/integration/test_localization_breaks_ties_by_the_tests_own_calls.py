@@ -1,5 +1,6 @@
-"""Localization uses the failing test's own calls: a near-tie in the spectrum ranking goes to the function the
-test calls directly, and the function the failing assertion calls is always among the suspects."""
+"""Localization uses the failing test's own calls and words: a near-tie in the spectrum ranking goes to the
+function the test calls directly, or to one whose name and docstring say what the test's name says, and the
+function the failing assertion calls is always among the suspects."""
 
 from __future__ import annotations
 
@@ -40,6 +41,38 @@ async def test_a_tie_goes_to_the_function_the_test_calls_directly(tmp_path: Path
     target = "tests/test_price.py::test_price"
     assert await _suspects(root, target, 5, by_calls=False) == ["helper 0.71", "price 0.71"]
     assert await _suspects(root, target, 5, by_calls=True) == ["price 0.71", "helper 0.71"]
+
+
+async def test_a_tie_goes_to_the_function_named_for_what_the_test_checks(tmp_path: Path) -> None:
+    # as the bench's shipping_quotes: every function is run by the failing test and both passing ones (0.58
+    # each); by calls alone quote_order, which the test calls, comes first and the zone lookup three calls
+    # down comes last, but the test's name is about the zone of a distance on a limit, and so is its docstring
+    root = write_project(
+        tmp_path / "ship",
+        {
+            "pyproject.toml": PYPROJECT,
+            "ship.py": (
+                "def zone_for_distance(km):\n"
+                '    """The zone of a distance; a distance on a limit belongs to the nearer zone."""\n'
+                "    return 1 if km <= 49 else 2\n\n\n"
+                "def parcel_price(km):\n    return 5 * zone_for_distance(km)\n\n\n"
+                "def quote_order(km):\n    return parcel_price(km) + 1\n"
+            ),
+            "tests/test_ship.py": (
+                "from ship import quote_order\n\n\n"
+                "def test_distance_on_a_zone_limit_uses_the_nearer_zone():\n"
+                "    assert quote_order(50) == 6\n\n\n"
+                "def test_near():\n    assert quote_order(10) == 6\n\n\n"
+                "def test_far():\n    assert quote_order(90) == 11\n"
+            ),
+        },
+    )
+    target = "tests/test_ship.py::test_distance_on_a_zone_limit_uses_the_nearer_zone"
+    assert await _suspects(root, target, 5, by_calls=True) == [
+        "zone_for_distance 0.58",
+        "quote_order 0.58",
+        "parcel_price 0.58",
+    ]
 
 
 async def test_the_function_the_failing_assertion_calls_is_always_a_suspect(tmp_path: Path) -> None:

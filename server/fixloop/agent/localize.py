@@ -5,8 +5,10 @@ in the code), the traceback says nothing about where the bug is. The targets' te
 once more with coverage.py recording each test's lines (a context per test), and every function of the code
 under test is scored with Ochiai, ef / sqrt(F * (ef + ep)): ef and ep the failing and passing tests that run
 it, F all failing tests. A function only the failing tests reach ranks first. Ties and near-ties (scores
-within 0.05) go to the function nearer the failing test by calls (one the test calls directly first), and a
-function the failing assertion's expression calls is always among the suspects. `module_names_read` names the
+within 0.05) go to the function nearer the failing test by calls (one the test calls directly first), each
+call less for every word its name and docstring share with the failing test's name and docstring (the
+behaviour the test checks: `test_distance_on_a_zone_limit...` and `zone_for_distance`), and a function the
+failing assertion's expression calls is always among the suspects. `module_names_read` names the
 module-level assignments the suspects read, fix targets too.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 import tempfile
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,8 +28,14 @@ from fixloop.pytest_runner import PytestRunner, TestOutcome, TestRun
 from fixloop.python_syntax import parse
 from fixloop.verify.baseline import matches
 
+WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+COMMON = frozenset(
+    "test the and for with that this from use when not are was has have its into one get set "
+    "return returns self none true false should can all any given new".split()
+)
 NEAR_TIE = 0.05  # scores this close are a tie, broken by call distance from the failing test
 FAR = 99  # the call distance of a function the failing test does not reach by name
+OUT_OF_REACH = 6  # ... as it counts against the words a suspect shares with the failing test
 
 
 @dataclass(frozen=True)
@@ -88,12 +97,14 @@ class FailingTestCalls:
 
     direct: frozenset[str] = frozenset()
     asserted: frozenset[str] = frozenset()
+    words: frozenset[str] = frozenset()  # of the tests' names and docstrings: the behaviour they check
 
 
 def calls_of_failing_tests(root: Path, failing: Sequence[TestOutcome]) -> FailingTestCalls:
     """What the failing tests' own code calls, by simple name (`f(...)`, `obj.method(...)`, `Cls(...)`)."""
     direct: set[str] = set()
     asserted: set[str] = set()
+    said: set[str] = set()
     trees: dict[str, ast.Module | None] = {}
     for outcome in failing:
         frame = next((f for f in reversed(outcome.frames) if is_test_path(f.path)), None)
@@ -106,10 +117,11 @@ def calls_of_failing_tests(root: Path, failing: Sequence[TestOutcome]) -> Failin
         if test is None:
             continue
         direct |= _called(test)
+        said |= _described(test)
         statement = _statement_at(test, frame.line)
         if statement is not None:
             asserted |= _called(statement)
-    return FailingTestCalls(frozenset(direct), frozenset(asserted))
+    return FailingTestCalls(frozenset(direct), frozenset(asserted), frozenset(said))
 
 
 def by_call_distance(
@@ -121,18 +133,25 @@ def by_call_distance(
     if not calls.direct:
         return list(suspects)
     distance = call_distances(root, suspects, calls.direct, calls.asserted)
+    shared = {key: len(said & calls.words) for key, said in _descriptions(root, suspects).items()}
     ranked: list[Suspect] = []
     rest = list(suspects)
     while rest:
         top = rest[0].score
         tied = [s for s in rest if s.score >= top - NEAR_TIE - 1e-9]
         rest = rest[len(tied) :]
-        ranked += sorted(tied, key=lambda s: distance.get(_id(s), FAR))
+        ranked += sorted(tied, key=lambda s: _nearness(distance.get(_id(s), FAR), shared.get(_id(s), 0)))
     for suspect in [s for s in ranked if _named(s, calls.asserted)]:
         at = ranked.index(suspect)
         if at >= limit > 0:
             ranked.insert(limit - 1, ranked.pop(at))
     return ranked
+
+
+def _nearness(distance: int, shared: int) -> tuple[int, int]:
+    """A near-tie's order: its call distance (those out of reach as six calls away) less the words its name
+    and docstring share with the failing tests' names and docstrings, then the distance alone."""
+    return min(distance, OUT_OF_REACH) - shared, distance
 
 
 def call_distances(
@@ -178,7 +197,21 @@ def _named(suspect: Suspect, names: Collection[str]) -> bool:
 
 def _bodies(root: Path, suspects: Sequence[Suspect]) -> dict[str, set[str]]:
     """The names each suspect's own body calls."""
-    found: dict[str, set[str]] = {}
+    return {key: _called(node) for key, node in _nodes(root, suspects).items()}
+
+
+def _descriptions(root: Path, suspects: Sequence[Suspect]) -> dict[str, set[str]]:
+    """The words of each suspect's qualified name and docstring: what it is for."""
+    return {
+        _id(suspect): words(suspect.name) | _described(node)
+        for suspect in suspects
+        if (node := _nodes(root, [suspect]).get(_id(suspect))) is not None
+    }
+
+
+def _nodes(root: Path, suspects: Sequence[Suspect]) -> dict[str, ast.AST]:
+    """Each suspect's definition, by its id."""
+    found: dict[str, ast.AST] = {}
     for path in {s.path for s in suspects}:
         tree = _parse(root / path)
         if tree is None:
@@ -187,7 +220,27 @@ def _bodies(root: Path, suspects: Sequence[Suspect]) -> dict[str, set[str]]:
         for suspect in (s for s in suspects if s.path == path):
             node = by_start.get(suspect.first)
             if node is not None:
-                found[_id(suspect)] = _called(node)
+                found[_id(suspect)] = node
+    return found
+
+
+def _described(node: ast.AST) -> set[str]:
+    """The words of a definition's own name and docstring."""
+    name = getattr(node, "name", "")
+    doc = ast.get_docstring(node) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+    return words(f"{name} {doc or ''}")
+
+
+def words(text: str) -> set[str]:
+    """The content words of names and prose: split at '_' and at capitals, lower case, a plural's 's'
+    dropped, three letters or more, the words every test and function says left out."""
+    found = set()
+    for word in WORD.findall(text):
+        word = word.lower()
+        if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+            word = word[:-1]
+        if len(word) >= 3 and word not in COMMON:
+            found.add(word)
     return found
 
 

@@ -52,6 +52,7 @@ class SamplingTurns:
         self._focused = 1  # the focus points pointed at so far (the start round's best guess: the first)
         # how long the start round's best guess was (a whole function, rewritten): lines first when long
         self.start_answer_tokens = 0
+        self._start_prompt: list[dict[str, Any]] | None = None  # the start round's messages, as sent
 
     def allows(self, why: SampleWhy) -> bool:
         if why == "start":
@@ -73,15 +74,17 @@ class SamplingTurns:
     ) -> str | None:
         """Run one round; the summary of the verified fix it proposes (the gate holds it), else None (the
         conversation then holds what the model should learn from it). A round with a `point` points every
-        candidate at that function; a round of a kind (not `counted`) takes none of the `rounds`."""
+        candidate at that function, and sends the start round's prompt and one ask (the fixes tried, a line
+        each, and the point), not the rounds since: their answers and feedback were about other functions,
+        and on a CPU each round's 850-odd tokens of them cost the next round 20 s of reading. A round of a
+        kind (not `counted`) takes none of the `rounds`."""
         start = why == "start"
         self._started |= start
         self.rounds -= counted and not start
         samples = self.start_samples if start else self.samples
         ask = None if start else self._ask(point)
-        messages = [*conversation.messages, *([ask] if ask else [])]
         request = RoundRequest(
-            messages,
+            self._prompt(conversation, start, point, ask),
             tools,
             stop,
             read_calls,
@@ -105,6 +108,16 @@ class SamplingTurns:
             return _summary(result, self.start_samples if start else self.samples)
         self._teach(conversation, ask, result, then_tools=not (start and self.code_rounds_follow_start))
         return None
+
+    def _prompt(
+        self, conversation: Conversation, start: bool, point: str | None, ask: dict[str, Any] | None
+    ) -> list[dict[str, Any]]:
+        """A round's messages: the conversation and the round's ask, or for a round with a point the start
+        round's prompt as sent and the ask."""
+        if start:
+            self._start_prompt = [dict(message) for message in conversation.messages]
+        history = self._start_prompt if point and self._start_prompt is not None else conversation.messages
+        return [*history, *([ask] if ask else [])]
 
     def _ask(self, point: str | None) -> dict[str, Any]:
         """The message that opens a later round (pointed at `point`, when there is one)."""
