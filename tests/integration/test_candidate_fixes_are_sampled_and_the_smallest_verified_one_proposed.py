@@ -186,3 +186,20 @@ async def test_a_batch_that_fails_is_drawn_one_by_one_and_the_next_round_batches
     assert any(text.startswith(said) for text in outcome.notices), outcome.notices
     ns = [request.get("n") for request in outcome.server.requests]
     assert ns[1] == 2 and ns[2:4] == [None, None] and ns[5] == 2, ns
+
+
+async def test_a_batch_the_server_closes_unanswered_is_sent_again_not_drawn_one_by_one(run_fix) -> None:
+    # llama.cpp's server lets a kept-alive connection go after 5 s idle; a batch sent on it just then is
+    # never read ("Server disconnected without sending a response"): live, two rounds in 22 runs drew their
+    # five candidates one request at a time after it
+    script = [
+        {"content": WRONG},  # the start round's best guess
+        {"fault": "stall", "seconds": 0},  # its batch of two: the connection closes, nothing sent
+        {"content": SMALL_FIX, "choices": [{"content": WRONG}]},  # the same batch, sent again
+    ]
+    outcome = await run_fix("demo", script, samples=3, strategy="sample", editForm="code", sampleRounds=0)
+
+    assert outcome.result.status == "fixed", outcome.notices
+    assert not any("could not be drawn at once" in text for text in outcome.notices), outcome.notices
+    ns = [request.get("n") for request in outcome.server.requests]
+    assert ns == [None, 2, 2], ns

@@ -26,6 +26,7 @@ from fixloop.model.replies import (
     StreamedChoices,
     StreamedReply,
     StreamWatch,
+    closed_before_answering,
     content_type_of,
     error_message,
     first_token_logprobs,
@@ -130,10 +131,13 @@ class ChatModel:
         started = time.monotonic()
         kwargs = self._request(messages, tools, stop, sampling)
         try:
-            if self.stream:
-                replies = await self._choices_streamed(kwargs, sampling.n, watch, messages, tools)
-            else:
-                replies = replies_from_completion(await self._client.chat.completions.create(**kwargs))
+            try:
+                replies = await self._choices(kwargs, sampling.n, watch, messages, tools)
+            except openai.APIConnectionError as error:
+                if not closed_before_answering(error):
+                    raise
+                log.info("the model server closed an idle connection; sending the request again")
+                replies = await self._choices(kwargs, sampling.n, watch, messages, tools)
         except openai.APIError as error:
             raise self._explain(error, tools is not None, 0) from None
         except Stalled as stalled:
@@ -167,6 +171,13 @@ class ChatModel:
             except Exception:  # a record that cannot be written must not end the run
                 log.exception("recording a model request failed")
         return replies
+
+    async def _choices(
+        self, kwargs: dict[str, Any], n: int, watch: Watches, messages: Sequence[dict[str, Any]], tools: Any
+    ) -> list[ModelReply]:
+        if self.stream:
+            return await self._choices_streamed(kwargs, n, watch, messages, tools)
+        return replies_from_completion(await self._client.chat.completions.create(**kwargs))
 
     async def _choices_streamed(
         self, kwargs: dict[str, Any], n: int, watch: Watches, messages: Sequence[dict[str, Any]], tools: Any

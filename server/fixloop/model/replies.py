@@ -349,6 +349,18 @@ def refused_connection(error: Exception) -> bool:
     return "refused" in text or "all connection attempts failed" in text
 
 
+def closed_before_answering(error: Exception) -> bool:
+    """Whether the server closed the connection before it sent anything: most often an idle kept-alive
+    connection the server had just let go (llama.cpp's server lets one go after 5 s), so the request was
+    never read and sending it again costs nothing."""
+    import openai
+
+    if not isinstance(error, openai.APIConnectionError) or isinstance(error, openai.APITimeoutError):
+        return False
+    cause = error.__cause__ or error.__context__
+    return "without sending a response" in str(cause or "").lower()
+
+
 def error_message(error: Exception) -> str:
     body = getattr(error, "body", None)
     if isinstance(body, dict):
