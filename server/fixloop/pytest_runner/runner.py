@@ -35,12 +35,12 @@ from fixloop.pytest_runner.fold import FinishedProcess, fold_run, read_records
 from fixloop.pytest_runner.pytest_output import OUTPUT_CAP, OutputTail, read_text, tail_of
 from fixloop.pytest_runner.reaper import NOT_EXECUTABLE, NOT_FOUND
 from fixloop.pytest_runner.results import TestRun
+from fixloop.pytest_runner.run_env import COVERAGE_FILE_ENV, COVERAGE_PATH_ENV, REPORT_ENV
 from fixloop.pytest_runner.test_process import TestProcess, end_group
 from fixloop.pytest_runner.warm import WarmPool, WarmRun, warm_capable
 
 PLUGIN_MODULE = "fixloop_pytest_report"
 COVERAGE_MODULE = "fixloop_pytest_coverage"
-REPORT_ENV = "FIXLOOP_REPORT_FILE"
 OUTPUT_KEPT = OUTPUT_CAP * 8  # the end of a run's console output kept for the fold
 KILL_GRACE = 1.0  # the reaper stops the command and sweeps within this
 STACK_DUMP_WAIT = 0.3
@@ -223,10 +223,10 @@ class PytestRunner:
         env.pop("PYTEST_CURRENT_TEST", None)
         for name in (shadow_site.REAL_ENV, shadow_site.SHADOW_ENV):
             env.pop(name, None)
-        env.pop("FIXLOOP_COVERAGE_FILE", None)
+        env.pop(COVERAGE_FILE_ENV, None)
         if self.coverage_file is not None:
-            env["FIXLOOP_COVERAGE_FILE"] = str(self.coverage_file)
-            env["FIXLOOP_COVERAGE_PATH"] = str(coverage_path(workdir))
+            env[COVERAGE_FILE_ENV] = str(self.coverage_file)
+            env[COVERAGE_PATH_ENV] = str(coverage_path(workdir))
         if self.redirect is not None:
             env[shadow_site.REAL_ENV] = str(self.redirect.real)
             env[shadow_site.SHADOW_ENV] = str(self.redirect.top_for(self.root, root))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.platform_support import CURRENT, signal_tree
-from fixloop.processes import RUN_MARK_ENV
+from fixloop.pytest_runner.run_env import PER_RUN
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 STARTUP_TIMEOUT = 60.0  # seconds for a zygote to import pytest and say it is ready
@@ -181,9 +181,6 @@ class WarmPool:
     async def close(self) -> None:
         zygotes, self.idle, self.busy = [*self.idle, *self.busy], [], set()
         await asyncio.gather(*(zygote.kill() for zygote in zygotes), return_exceptions=True)
-
-
-PER_RUN = (RUN_MARK_ENV, "FIXLOOP_REPORT_FILE", "FIXLOOP_COVERAGE_FILE", "FIXLOOP_COVERAGE_PATH")
 
 
 def zygote_env(env: Mapping[str, str], workdir: Path) -> dict[str, str]:
