@@ -123,9 +123,8 @@ async def test_with_round_kinds_off_a_silent_model_is_nudged_until_the_budget_en
 async def test_after_a_start_round_of_long_answers_the_line_round_comes_before_the_suspect_round(run_fix):
     long = {"prompt_tokens": 900, "completion_tokens": 400, "total_tokens": 1300}  # a 40-line function
     script = [
-        {"content": WRONG, "usage": long},  # the start round's best guess: a long answer
-        {"content": OTHER_WRONG},
-        *[NO_LINE] * 8,  # the line-level round first: short answers
+        {"content": WRONG, "usage": long},  # the start round's best guess: a long answer, and no more of them
+        *[NO_LINE] * 8,  # the line-level round at once: short answers
         {"content": WRONG},  # then candidates on the next suspect
         {"content": OTHER_WRONG},
         *[PROSE] * 12,
@@ -139,7 +138,8 @@ async def test_after_a_start_round_of_long_answers_the_line_round_comes_before_t
         "no fix yet: moving on to candidates focused on the next suspect",
     ]
     requests = outcome.server.requests
-    assert requests.index(line_requests(outcome)[0]) == 2 and HINT in requests[10]["messages"][-1]["content"]
+    assert requests.index(line_requests(outcome)[0]) == 1 and HINT in requests[9]["messages"][-1]["content"]
+    assert "the best guess is 400 tokens long: no more whole-function draws" in outcome.notices
 
 
 async def test_a_round_under_way_stops_when_the_runs_time_is_up(run_fix):

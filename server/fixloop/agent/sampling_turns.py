@@ -18,7 +18,7 @@ from fixloop.agent.call_protocols import ToolCall
 from fixloop.agent.context import Conversation
 from fixloop.agent.edit_forms import resample_ask, round_feedback, with_focus
 from fixloop.agent.line_round import LineRound
-from fixloop.agent.round_kinds import RoundKinds
+from fixloop.agent.round_kinds import LONG_ANSWER_TOKENS, RoundKinds
 from fixloop.agent.run_state import SampleWhy
 from fixloop.agent.sampling import CandidateSearch, RoundRequest, RoundResult
 from fixloop.model.replies import ModelReply
@@ -94,6 +94,7 @@ class SamplingTurns:
             seed_base=100 * self.search.rounds,
             focus=() if point else self.focus,
             deadline=deadline,
+            long_answer=LONG_ANSWER_TOKENS if start and self.lines_may_come_first else None,
         )
         return await self._conclude(await self.search.round(request), start, conversation, ask)
 
@@ -137,6 +138,11 @@ class SamplingTurns:
     def unfocused(self) -> int:
         """The functions of the prompt's code that no round has pointed its candidates at yet."""
         return max(0, len(self.focus) - self._focused)
+
+    @property
+    def lines_may_come_first(self) -> bool:
+        """Whether a long best guess in the start round sends the run to the line-level round at once."""
+        return self.lines is not None and self.code_rounds_follow_start
 
     @property
     def code_rounds_follow_start(self) -> bool:

@@ -180,7 +180,7 @@ class Search:
         sampling, loop = self.sampling, self.loop
         if sampling is None or sampling.kinds is None or not sampling.code_rounds_follow_start:
             return
-        if sampling.start_answer_tokens > LONG_ANSWER_TOKENS and sampling.lines is not None:
+        if sampling.start_answer_tokens > LONG_ANSWER_TOKENS and sampling.lines_may_come_first:
             sampling.kinds.first("lines")
             said = f"the corrected functions are long ({sampling.start_answer_tokens} tokens): lines first"
             loop.emit(Notice(said, loop.step, "rounds"))
