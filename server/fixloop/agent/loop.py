@@ -21,7 +21,8 @@ from fixloop.agent.sampling_turns import SamplingTurns
 from fixloop.agent.submissions import Submissions
 from fixloop.agent.tried import TriedFixes
 from fixloop.events import Calling, Event, Notice, Reply, Thought, ThoughtDelta
-from fixloop.model.client import ChatModel, ToolsUnsupported
+from fixloop.model.call_errors import ToolsUnsupported
+from fixloop.model.client import ChatModel
 from fixloop.model.replies import ModelReply
 from fixloop.verify.port import Gate
 

@@ -3,14 +3,17 @@
 Instead of nudging again, the run moves to the next kind of round, in this order: candidates focused on the
 next suspect ("suspect"), a line-level round ("lines"), then the loop's own tool turns ("loop"). A start
 round of candidates that found nothing goes on through the code kinds before the loop's first turn, with a
-round on each suspect not yet pointed at before the line-level round (after it, when the start round's
-whole-function answers were long and the line-level round came first). A run stops before its budget only once
-every kind has been tried, and says which were.
+round on each suspect not yet pointed at before the line-level round (after it, when the start round's best
+guess was long: that round then draws no more whole functions, `too_long`, and the line-level round is
+next). A run stops before its budget only once every kind has been tried, and says which were.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeGuard
+
+if TYPE_CHECKING:
+    from fixloop.model.replies import ModelReply
 
 RoundKind = Literal["suspect", "lines", "loop"]
 # A whole-function answer longer than this (about 25 lines) takes 25 s or more to decode alone on 2 cores,
@@ -64,3 +67,11 @@ class RoundKinds:
 
     def said(self) -> str:
         return ", ".join(self.tried) or "none"
+
+
+LONG_SAID = "the best guess is {} tokens long: no more whole-function draws"
+
+
+def too_long(reply: ModelReply | None, most: int | None) -> TypeGuard[ModelReply]:
+    """Whether a best guess is too long to draw more of (five 60-line functions take minutes on 2 cores)."""
+    return reply is not None and most is not None and reply.completion_tokens > most

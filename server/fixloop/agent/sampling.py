@@ -3,9 +3,9 @@
 The first candidate is the model's best guess (temperature 0), the others are drawn at the sampling
 temperature with distinct seeds — in one streamed request with `n` where the endpoint honours it
 (llama.cpp's llama-server with a slot each: the prompt read once; each reply cut when its code is complete,
-as a single draw is), else one request each, as many at a time as the
-endpoint serves at once (one for llama-cpp-python's server). Each distinct
-candidate is judged by the gate on a clean copy of its own, up to `parallel` at a time, while the next ones
+as a single draw is), else one request each, as many at a time as the endpoint serves at once (one for
+llama-cpp-python's server); none after a best guess too long to draw more of. Each distinct candidate is
+judged by the gate on a clean copy of its own, up to `parallel` at a time, while the next ones
 are drawn; a candidate already judged (in this round or before) is not judged again. Drawing stops at the
 first verified candidate, when N are drawn, or when the round's time or token budget is spent; of the
 verified ones the smallest diff wins. Each sampled draw is shown something of its own (draws.py: another
@@ -22,13 +22,14 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeGuard
+from typing import Any
 
 from fixloop.agent.asking import Drawer, FollowUp, copy_shown, grouped, reply_cap
 from fixloop.agent.call_protocols import ToolCall
 from fixloop.agent.candidates import BaseFiles, Candidate, FixKey, read_candidate
 from fixloop.agent.draws import Draw, DrawVariety, pick, plan_draw, reask_messages
 from fixloop.agent.edit_forms import CodeReplyWatch
+from fixloop.agent.round_kinds import LONG_SAID, too_long
 from fixloop.agent.round_result import RoundFigures, RoundResult
 from fixloop.agent.tried import TriedFixes
 from fixloop.errors import ModelError
@@ -152,9 +153,8 @@ class CandidateSearch:
         reply = await self._draw_one(first, request, Sampling(limits.best_guess_temperature))
         if reply is not None:
             yield [(first, reply)]
-        if _too_long(reply, request.long_answer):
-            said = f"the best guess is {reply.completion_tokens} tokens long: no more whole-function draws"
-            self._notice(said, request.step)
+        if too_long(reply, request.long_answer):
+            self._notice(LONG_SAID.format(reply.completion_tokens), request.step)
             return
         number = 1
         batch = self._plan(request, 2, focus=False)  # one request: one prompt for all its choices
@@ -383,13 +383,6 @@ class _RoundState:
     seen: dict[FixKey, int] = field(default_factory=dict)  # candidate key -> the first number with it
     judging: list[asyncio.Future[None]] = field(default_factory=list)
     verified: list[Candidate] = field(default_factory=list)
-
-
-def _too_long(reply: ModelReply | None, most: int | None) -> TypeGuard[ModelReply]:
-    """Whether a best guess is longer than a round should draw more of: five more answers of a 60-line
-    function take minutes on 2 cores (live, sqlparse's `_process`: 628 tokens in 104 s, then its batch ran
-    the other 136 s of the run's time out)."""
-    return reply is not None and most is not None and reply.completion_tokens > most
 
 
 def _without_batch(limits: SampleLimits) -> SampleLimits:

@@ -19,6 +19,7 @@ from typing import Any
 import openai
 
 from fixloop.errors import ModelError
+from fixloop.model.call_errors import Endpoint, explain
 from fixloop.model.replies import (
     COMPLETION_ROLE,
     MalformedReply,
@@ -27,7 +28,6 @@ from fixloop.model.replies import (
     StreamedReply,
     StreamWatch,
     closed_before_answering,
-    content_type_of,
     error_message,
     first_token_logprobs,
     prompt_chars,
@@ -48,10 +48,6 @@ STALL_TIMEOUT = 60.0  # seconds without a chunk once a stream has started
 RETRY_WINDOW = 120.0  # seconds of retrying, in all, for one turn
 MAX_STALL_RETRIES = 1  # a server that stalls twice in a row is stuck, not busy
 Watches = Callable[[], StreamWatch] | None  # a watch for each reply of a batch, or none
-
-
-class ToolsUnsupported(ModelError):
-    """The endpoint rejected the `tools` parameter (HTTP 400); the loop falls back to the text protocol."""
 
 
 class ChatModel:
@@ -360,50 +356,6 @@ class ChatModel:
             return min(max(float(header), 0.0), 60.0)
         return min(self.backoff * (2**attempt), 30.0)
 
-    def _explain_connection(self, error: openai.APIConnectionError, tries: str) -> ModelError:
-        """A connection that failed: refused, or cut in the middle of an answer, or another reason."""
-        cause = error.__cause__ or error.__context__
-        reason = short_error(cause) if cause else "connection failed"
-        if refused_connection(error):
-            reason = "connection refused"
-        elif "incomplete" in reason.lower() or "peer closed" in reason.lower():
-            return ModelError(
-                f"the model at {self.base_url} closed the connection in the middle of its answer"
-                f"{tries}; check the server"
-            )
-        return ModelError(f"cannot reach {self.base_url}: {reason} — is your model server running?")
-
     def _explain(self, error: Exception, sent_tools: bool, retries: int, spent: float = 0.0) -> ModelError:
-        where = self.base_url
-        tries = f" ({retries + 1} tries in {spent:.0f} s)" if retries else ""
-        if isinstance(error, Stalled) and error.started:
-            return ModelError(
-                f"the model at {where} stopped sending in the middle of its answer "
-                f"(nothing for {self.stall_timeout:g} s){tries}; check the server"
-            )
-        if isinstance(error, Stalled | openai.APITimeoutError):
-            return ModelError(
-                f"the model at {where} did not answer within {self.timeout:g} s{tries}; "
-                "raise modelTimeout, or check the server"
-            )
-        if isinstance(error, openai.APIConnectionError):
-            return self._explain_connection(error, tries)
-        status = getattr(error, "status_code", 0)
-        message = error_message(error)
-        if status == 401:
-            return ModelError(
-                f"401 from {where}: set FIXLOOP_API_KEY (or the variable named by apiKeyEnv) to a valid key"
-            )
-        if status == 403:
-            return ModelError(f"403 from {where}: the key may not use model '{self.model}' ({message})")
-        if status == 404:
-            return ModelError(
-                f"model '{self.model}' not found at {where} ({message}); "
-                "check the `model` and `baseUrl` settings"
-            )
-        if status == 400 and sent_tools and "tool" in message.lower():
-            return ToolsUnsupported(f"{where} does not accept tools: {message}")
-        after = f" after {retries} retries" if retries else ""
-        if "<html" in message.lower() or message.startswith("Error code:"):
-            message = f"{content_type_of(error)} answer, not an API error"
-        return ModelError(f"model error {status} from {where}{after}: {message}")
+        endpoint = Endpoint(self.base_url, self.model, self.timeout, self.stall_timeout)
+        return explain(error, endpoint, sent_tools, retries, spent)
