@@ -132,8 +132,9 @@ def by_call_distance(
     calls = calls_of_failing_tests(root, failing)
     if not calls.direct:
         return list(suspects)
-    distance = call_distances(root, suspects, calls.direct, calls.asserted)
-    shared = {key: len(said & calls.words) for key, said in _descriptions(root, suspects).items()}
+    nodes = _nodes(root, suspects)  # each file parsed once, for the calls and the words alike
+    distance = call_distances(suspects, nodes, calls.direct, calls.asserted)
+    shared = {key: len(said & calls.words) for key, said in _descriptions(suspects, nodes).items()}
     ranked: list[Suspect] = []
     rest = list(suspects)
     while rest:
@@ -155,11 +156,14 @@ def _nearness(distance: int, shared: int) -> tuple[int, int]:
 
 
 def call_distances(
-    root: Path, suspects: Sequence[Suspect], called: Collection[str], asserted: Collection[str] = ()
+    suspects: Sequence[Suspect],
+    nodes: dict[str, ast.AST],
+    called: Collection[str],
+    asserted: Collection[str] = (),
 ) -> dict[str, int]:
     """For each suspect reached by name from the test: 0 when the failing statement calls it, 1 when the
     test does (a constructor, through its class's name, one more), then one more per call (four levels)."""
-    bodies = _bodies(root, suspects)
+    bodies = {key: _called(node) for key, node in nodes.items()}  # the names each suspect's body calls
     distance: dict[str, int] = {}
     frontier = {name: 1 for name in called} | {name: 0 for name in asserted}
     for _level in range(4):
@@ -195,17 +199,12 @@ def _named(suspect: Suspect, names: Collection[str]) -> bool:
     return parts[-1] in names or (parts[-1] == "__init__" and len(parts) > 1 and parts[-2] in names)
 
 
-def _bodies(root: Path, suspects: Sequence[Suspect]) -> dict[str, set[str]]:
-    """The names each suspect's own body calls."""
-    return {key: _called(node) for key, node in _nodes(root, suspects).items()}
-
-
-def _descriptions(root: Path, suspects: Sequence[Suspect]) -> dict[str, set[str]]:
+def _descriptions(suspects: Sequence[Suspect], nodes: dict[str, ast.AST]) -> dict[str, set[str]]:
     """The words of each suspect's qualified name and docstring: what it is for."""
     return {
-        _id(suspect): words(suspect.name) | _described(node)
+        _id(suspect): words(suspect.name) | _described(nodes[_id(suspect)])
         for suspect in suspects
-        if (node := _nodes(root, [suspect]).get(_id(suspect))) is not None
+        if _id(suspect) in nodes
     }
 
 

@@ -127,13 +127,7 @@ class ChatModel:
         started = time.monotonic()
         kwargs = self._request(messages, tools, stop, sampling)
         try:
-            try:
-                replies = await self._choices(kwargs, sampling.n, watch, messages, tools)
-            except openai.APIConnectionError as error:
-                if not closed_before_answering(error):
-                    raise
-                log.info("the model server closed an idle connection; sending the request again")
-                replies = await self._choices(kwargs, sampling.n, watch, messages, tools)
+            replies = await self._choices(kwargs, sampling.n, watch, messages, tools)
         except openai.APIError as error:
             raise self._explain(error, tools is not None, 0) from None
         except Stalled as stalled:
@@ -169,6 +163,18 @@ class ChatModel:
         return replies
 
     async def _choices(
+        self, kwargs: dict[str, Any], n: int, watch: Watches, messages: Sequence[dict[str, Any]], tools: Any
+    ) -> list[ModelReply]:
+        """The replies to one request, sent again once when the server closed the connection unanswered."""
+        try:
+            return await self._choices_once(kwargs, n, watch, messages, tools)
+        except openai.APIConnectionError as error:
+            if not closed_before_answering(error):
+                raise
+        log.info("the model server closed an idle connection; sending the request again")
+        return await self._choices_once(kwargs, n, watch, messages, tools)
+
+    async def _choices_once(
         self, kwargs: dict[str, Any], n: int, watch: Watches, messages: Sequence[dict[str, Any]], tools: Any
     ) -> list[ModelReply]:
         if self.stream:

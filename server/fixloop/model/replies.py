@@ -340,12 +340,7 @@ def short_text(value: Any) -> str:
 
 
 def refused_connection(error: Exception) -> bool:
-    import openai  # the client's own errors: loaded with the client, not with every reader of replies
-
-    if not isinstance(error, openai.APIConnectionError) or isinstance(error, openai.APITimeoutError):
-        return False
-    cause = error.__cause__ or error.__context__
-    text = str(cause or "").lower()
+    text = _connection_cause(error)
     return "refused" in text or "all connection attempts failed" in text
 
 
@@ -353,12 +348,16 @@ def closed_before_answering(error: Exception) -> bool:
     """Whether the server closed the connection before it sent anything: most often an idle kept-alive
     connection the server had just let go (llama.cpp's server lets one go after 5 s), so the request was
     never read and sending it again costs nothing."""
-    import openai
+    return "without sending a response" in _connection_cause(error)
+
+
+def _connection_cause(error: Exception) -> str:
+    """Why a connection failed (not timed out), lower case; empty for any other error."""
+    import openai  # the client's own errors: loaded with the client, not with every reader of replies
 
     if not isinstance(error, openai.APIConnectionError) or isinstance(error, openai.APITimeoutError):
-        return False
-    cause = error.__cause__ or error.__context__
-    return "without sending a response" in str(cause or "").lower()
+        return ""
+    return str(error.__cause__ or error.__context__ or "").lower()
 
 
 def error_message(error: Exception) -> str:
